@@ -1,0 +1,92 @@
+#include "commbench.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "check.hpp"
+#include "mpi_context.hpp"
+
+namespace ddpscale {
+
+double algbw_gbs(size_t bytes, double time_us) { return time_us > 0 ? static_cast<double>(bytes) / (time_us * 1e3) : 0.0; }
+
+double busbw_gbs(double algbw, int ranks) { return ranks > 0 ? algbw * 2.0 * (ranks - 1) / ranks : 0.0; }
+
+std::vector<size_t> commbench_sizes(const CommBenchOptions& options) {
+  if (options.min_bytes == 0 || options.max_bytes < options.min_bytes)
+    throw std::invalid_argument("commbench: need 0 < --min-bytes <= --max-bytes");
+  if (options.factor < 2) throw std::invalid_argument("commbench: --factor must be at least 2");
+  std::vector<size_t> sizes;
+  for (size_t bytes = options.min_bytes; bytes <= options.max_bytes; bytes *= options.factor) {
+    const size_t rounded = std::max<size_t>(sizeof(float), bytes / sizeof(float) * sizeof(float));
+    if (sizes.empty() || sizes.back() != rounded) sizes.push_back(rounded);
+    if (bytes > options.max_bytes / options.factor) break;  // next step would overflow or pass max
+  }
+  return sizes;
+}
+
+static double slowest_rank(const MpiGroup& group, double value) {
+  double slowest = value;
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(&value, &slowest, 1, MPI_DOUBLE, MPI_MAX, group.handle()));
+  return slowest;
+}
+
+// Verifies one reduction from a known fill: rank r holds r+1, so the sum is n(n+1)/2 and
+// the average (n+1)/2, both exact in float32. Checks a sample of elements across the buffer.
+static size_t count_wrong(Communicator& comm, CommBuffer& buffer, size_t count, ReduceOp op) {
+  buffer.fill_f32(static_cast<float>(comm.rank() + 1));
+  comm.allreduce(buffer.data(), count, DType::f32, op);
+  comm.synchronize();
+  const float n = static_cast<float>(comm.size());
+  const float expected = op == ReduceOp::sum ? n * (n + 1) / 2 : (n + 1) / 2;
+  size_t wrong = 0;
+  const size_t stride = std::max<size_t>(1, count / 64);
+  for (size_t i = 0; i < count; i += stride)
+    if (std::fabs(buffer.read_f32(i) - expected) > 1e-6f * std::fabs(expected)) ++wrong;
+  if (std::fabs(buffer.read_f32(count - 1) - expected) > 1e-6f * std::fabs(expected)) ++wrong;
+  return wrong;
+}
+
+std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& group, const CommBenchOptions& options) {
+  const auto sizes = commbench_sizes(options);
+  auto buffer = comm.allocate(sizes.back());
+  std::vector<CommBenchRow> rows;
+  for (size_t bytes : sizes) {
+    CommBenchRow row;
+    row.bytes = bytes;
+    row.count = bytes / sizeof(float);
+    buffer->fill_f32(1.0f);
+    for (int i = 0; i < options.warmup_iters; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < options.iters; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
+    comm.synchronize();
+    const double elapsed_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    row.time_us = slowest_rank(group, elapsed_us / options.iters);
+    row.algbw_gbs = algbw_gbs(bytes, row.time_us);
+    row.busbw_gbs = busbw_gbs(row.algbw_gbs, comm.size());
+    row.wrong = count_wrong(comm, *buffer, row.count, options.op);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void print_commbench_header(std::FILE* out, const Communicator& comm, const CommBenchOptions& options) {
+  std::fprintf(out, "# ddpscale commbench: allreduce, float32, %s, in place, %d ranks, backend %s\n",
+               options.op == ReduceOp::sum ? "sum" : "avg", comm.size(), backend_name(comm.backend()));
+  std::fprintf(out, "# warm-up %d, iterations %d; time = mean per op, slowest rank; busbw = algbw * 2(n-1)/n\n",
+               options.warmup_iters, options.iters);
+  std::fprintf(out, "#%14s %12s %8s %6s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)",
+               "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+}
+
+void print_commbench_row(std::FILE* out, const CommBenchRow& row, ReduceOp op) {
+  std::fprintf(out, "%15zu %12zu %8s %6s %11.2f %12.2f %12.2f %7zu\n", row.bytes, row.count, "float",
+               op == ReduceOp::sum ? "sum" : "avg", row.time_us, row.algbw_gbs, row.busbw_gbs, row.wrong);
+  std::fflush(out);
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,47 @@
+// `ddpscale commbench`: the allreduce sweep of nccl-tests' all_reduce_perf, with its
+// definitions: time = mean per operation over the timed iterations, slowest rank;
+// algbw = bytes / time; busbw = algbw * 2(n-1)/n, the per-link traffic of a ring.
+#pragma once
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "communicator.hpp"
+
+namespace ddpscale {
+
+struct CommBenchOptions {
+  size_t min_bytes = 8;
+  size_t max_bytes = size_t(128) << 20;
+  size_t factor = 4;
+  int warmup_iters = 5;
+  int iters = 20;
+  ReduceOp op = ReduceOp::sum;
+};
+
+struct CommBenchRow {
+  size_t bytes = 0;
+  size_t count = 0;
+  double time_us = 0;
+  double algbw_gbs = 0;
+  double busbw_gbs = 0;
+  size_t wrong = 0;  // elements whose reduced value differs from the expected one
+};
+
+double algbw_gbs(size_t bytes, double time_us);
+double busbw_gbs(double algbw, int ranks);  // nccl-tests' allreduce bus factor 2(n-1)/n
+
+// Sizes min, min*factor, ... up to max, rounded down to whole float32 elements (at least one).
+std::vector<size_t> commbench_sizes(const CommBenchOptions& options);
+
+class MpiGroup;
+
+// Collective over the communicator and its MPI group (the same ranks): every rank must
+// call it with identical options.
+std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& group, const CommBenchOptions& options);
+
+void print_commbench_header(std::FILE* out, const Communicator& comm, const CommBenchOptions& options);
+void print_commbench_row(std::FILE* out, const CommBenchRow& row, ReduceOp op);
+
+}  // namespace ddpscale

@@ -1,0 +1,179 @@
+// The CPU backend: MPI_Iallreduce in place. OpenMPI progresses non-blocking collectives
+// only inside MPI calls, so on CPU "overlap" mostly means ordering, not hidden time;
+// that is a property of the backend, and the trainer's timings show it as it is.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "check.hpp"
+#include "communicator.hpp"
+#include "comm_timeout.hpp"
+#include "half_precision.hpp"
+#include "mpi_context.hpp"
+
+namespace ddpscale {
+namespace {
+
+template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+void sum_16bit(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = FromFloat(ToFloat(a[i]) + ToFloat(b[i]));
+}
+
+MPI_Op op_for_16bit(DType dtype) {
+  static MPI_Op bf16_sum = MPI_OP_NULL, f16_sum = MPI_OP_NULL;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    DDPSCALE_MPI_CHECK(MPI_Op_create(&sum_16bit<bf16_to_float, float_to_bf16>, 1, &bf16_sum));
+    DDPSCALE_MPI_CHECK(MPI_Op_create(&sum_16bit<f16_to_float, float_to_f16>, 1, &f16_sum));
+  });
+  return dtype == DType::bf16 ? bf16_sum : f16_sum;
+}
+
+MPI_Datatype mpi_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return MPI_FLOAT;
+    case DType::f64: return MPI_DOUBLE;
+    case DType::i32: return MPI_INT32_T;
+    case DType::i64: return MPI_INT64_T;
+    case DType::f16:
+    case DType::bf16: return MPI_UINT16_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+template <typename T>
+void divide_in_place(void* buffer, size_t count, int divisor) {
+  auto* values = static_cast<T*>(buffer);
+  for (size_t i = 0; i < count; ++i) values[i] = static_cast<T>(values[i] / divisor);
+}
+
+template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+void divide_16bit(void* buffer, size_t count, int divisor) {
+  auto* values = static_cast<uint16_t*>(buffer);
+  for (size_t i = 0; i < count; ++i) values[i] = FromFloat(ToFloat(values[i]) / static_cast<float>(divisor));
+}
+
+void divide(void* buffer, size_t count, DType dtype, int divisor) {
+  switch (dtype) {
+    case DType::f32: return divide_in_place<float>(buffer, count, divisor);
+    case DType::f64: return divide_in_place<double>(buffer, count, divisor);
+    case DType::i32: return divide_in_place<int32_t>(buffer, count, divisor);
+    case DType::i64: return divide_in_place<int64_t>(buffer, count, divisor);
+    case DType::bf16: return divide_16bit<bf16_to_float, float_to_bf16>(buffer, count, divisor);
+    case DType::f16: return divide_16bit<f16_to_float, float_to_f16>(buffer, count, divisor);
+  }
+}
+
+// MPI counts are int: larger buffers go in chunks, each its own request.
+constexpr size_t kMaxChunk = 1u << 30;
+
+class MpiWork final : public CommWork {
+ public:
+  MpiWork(std::vector<MPI_Request> requests, void* buffer, size_t count, DType dtype, int divide_by, int rank)
+      : requests_(std::move(requests)), buffer_(buffer), count_(count), dtype_(dtype), divide_by_(divide_by), rank_(rank) {}
+
+  ~MpiWork() override {
+    if (!done_) wait();
+  }
+
+  void wait() override {
+    if (done_) return;
+    wait_with_timeout();
+    if (divide_by_ > 1) divide(buffer_, count_, dtype_, divide_by_);
+    done_ = true;
+  }
+
+ private:
+  void wait_with_timeout() {
+    // MPI_Wait would block forever if a peer died without the launcher noticing.
+    const auto deadline = std::chrono::steady_clock::now() + comm_timeout();
+    int spins = 0;
+    for (;;) {
+      int all_done = 0;
+      DDPSCALE_MPI_CHECK(MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &all_done,
+                                     MPI_STATUSES_IGNORE));
+      if (all_done) return;
+      if (++spins % 1024 == 0) {
+        if (std::chrono::steady_clock::now() > deadline)
+          fatal_error("MPI allreduce", "no completion within --comm-timeout (" +
+                                           std::to_string(comm_timeout().count()) +
+                                           " s): a peer rank is probably gone or stuck",
+                      __FILE__, __LINE__);
+        std::this_thread::yield();
+      }
+    }
+  }
+
+  std::vector<MPI_Request> requests_;
+  void* buffer_;
+  size_t count_;
+  DType dtype_;
+  int divide_by_;
+  int rank_;
+  bool done_ = false;
+};
+
+class HostBuffer final : public CommBuffer {
+ public:
+  explicit HostBuffer(size_t bytes) : storage_((bytes + sizeof(float) - 1) / sizeof(float)), bytes_(bytes) {}
+  void* data() override { return storage_.data(); }
+  size_t bytes() const override { return bytes_; }
+  void fill_f32(float value) override { std::fill(storage_.begin(), storage_.end(), value); }
+  float read_f32(size_t index) const override { return storage_.at(index); }
+
+ private:
+  std::vector<float> storage_;
+  size_t bytes_;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  explicit MpiCommunicator(const MpiGroup& group) : group_(group) {}
+
+  Backend backend() const override { return Backend::mpi; }
+  int rank() const override { return group_.rank(); }
+  int size() const override { return group_.size(); }
+
+  std::unique_ptr<CommWork> allreduce_async(void* buffer, size_t count, DType dtype, ReduceOp op) override {
+    const bool is_16bit = dtype == DType::f16 || dtype == DType::bf16;
+    const MPI_Op mpi_op = is_16bit ? op_for_16bit(dtype) : MPI_SUM;
+    std::vector<MPI_Request> requests;
+    auto* bytes = static_cast<char*>(buffer);
+    for (size_t offset = 0; offset < count; offset += kMaxChunk) {
+      const size_t chunk = std::min(kMaxChunk, count - offset);
+      MPI_Request request;
+      DDPSCALE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, bytes + offset * dtype_size(dtype), static_cast<int>(chunk),
+                                        mpi_type(dtype), mpi_op, group_.handle(), &request));
+      requests.push_back(request);
+    }
+    const int divide_by = op == ReduceOp::average ? size() : 1;
+    return std::make_unique<MpiWork>(std::move(requests), buffer, count, dtype, divide_by, rank());
+  }
+
+  void broadcast(void* buffer, size_t count, DType dtype, int root) override {
+    auto* bytes = static_cast<char*>(buffer);
+    for (size_t offset = 0; offset < count; offset += kMaxChunk) {
+      const size_t chunk = std::min(kMaxChunk, count - offset);
+      DDPSCALE_MPI_CHECK(MPI_Bcast(bytes + offset * dtype_size(dtype), static_cast<int>(chunk), mpi_type(dtype), root,
+                                   group_.handle()));
+    }
+  }
+
+  void barrier() override { group_.barrier(); }
+  void synchronize() override {}
+  std::unique_ptr<CommBuffer> allocate(size_t bytes) override { return std::make_unique<HostBuffer>(bytes); }
+
+ private:
+  const MpiGroup& group_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator(const MpiGroup& group) {
+  return std::make_unique<MpiCommunicator>(group);
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,70 @@
+// The MPI side of a launch: init/finalize as one RAII object, who we are (rank, world
+// size, rank within the node), and sub-groups. MPI is only the bootstrap and the CPU
+// backend; gradient traffic on GPUs goes through NCCL (see nccl_communicator.hpp).
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ddpscale {
+
+// An owned MPI communicator (freed on destruction); MPI_COMM_WORLD is never freed.
+class MpiGroup {
+ public:
+  MpiGroup(MPI_Comm comm, bool owned);
+  ~MpiGroup();
+  MpiGroup(const MpiGroup&) = delete;
+  MpiGroup& operator=(const MpiGroup&) = delete;
+
+  MPI_Comm handle() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  void barrier() const;
+
+  // Ranks that pass the same colour end up in one new group, ordered by their rank here.
+  // A negative colour means "not a member": the result is nullptr for that rank.
+  // Collective over this group.
+  std::unique_ptr<MpiGroup> split(int color) const;
+
+ private:
+  MPI_Comm comm_;
+  bool owned_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+class MpiContext {
+ public:
+  MpiContext(int* argc, char*** argv);
+  ~MpiContext();
+  MpiContext(const MpiContext&) = delete;
+  MpiContext& operator=(const MpiContext&) = delete;
+
+  const MpiGroup& world() const { return *world_; }
+  int rank() const { return world_->rank(); }
+  int size() const { return world_->size(); }
+  // Rank among the processes on this host: picks the GPU.
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  const std::string& hostname() const { return hostname_; }
+  // Where local_rank came from: "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID" or "hostname".
+  const std::string& local_rank_source() const { return local_rank_source_; }
+  // Every rank's hostname, gathered once at start-up (index = world rank).
+  const std::vector<std::string>& hostnames() const { return hostnames_; }
+  // "Open MPI v4.1.4, ..." as the library reports it.
+  std::string library_version() const;
+
+ private:
+  void discover_local_rank();
+
+  std::unique_ptr<MpiGroup> world_;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  std::string hostname_;
+  std::string local_rank_source_;
+  std::vector<std::string> hostnames_;
+};
+
+}  // namespace ddpscale

@@ -1,0 +1,89 @@
+// What a study measures, as plain data: no LibTorch, no HDF5. The trainer fills these,
+// the run store (run_store.hpp) writes and reads them, the statistics reduce them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ddpscale {
+
+// The phases of one training step, in the order they happen. Times in microseconds.
+enum class Phase : int { data = 0, forward, backward, allreduce_total, allreduce_exposed, optimizer, step };
+constexpr int kPhaseCount = 7;
+const char* phase_name(Phase phase);  // "data", "forward", ..., "step"
+
+// One rank's timings for every measured step: phase_us[phase][step].
+struct RankTimings {
+  int rank = 0;
+  std::vector<std::vector<float>> phase_us = std::vector<std::vector<float>>(kPhaseCount);
+  double wall_seconds = 0;          // wall time of the measured steps on this rank
+  int64_t peak_memory_bytes = 0;    // allocator high-water mark (0 where unknown, e.g. CPU)
+  // NVML samples taken during the measured steps (empty on CPU).
+  std::vector<float> gpu_utilization_pct;
+  std::vector<float> gpu_memory_used_mib;
+  std::vector<float> gpu_power_w;
+};
+
+enum class RunStatus { ok, failed };
+
+struct RunRecord {
+  int index = 0;             // run k of the configuration
+  uint64_t seed = 0;         // seed + k: model init, dropout and data
+  RunStatus status = RunStatus::ok;
+  std::string failure;       // why, when failed ("NaN loss at step 17", "out of memory at batch 4096")
+  double samples_per_second = 0;  // global samples / wall time of the measured steps, slowest rank
+  std::vector<float> loss;   // rank 0's loss per measured step
+  std::vector<RankTimings> ranks;  // index = rank within the configuration's group
+};
+
+// Everything that identifies a configuration; equal configs are the same experiment.
+struct ConfigParams {
+  std::string model;
+  int64_t parameters = 0;
+  int64_t batch_per_rank = 0;
+  int64_t global_batch = 0;
+  int world_size = 1;
+  std::string scaling = "weak";     // weak | strong
+  std::string optimizer = "adam";
+  double learning_rate = 1e-3;
+  std::string dtype = "float32";
+  double bucket_mb = 25;
+  bool overlap = true;
+  std::string exec = "eager";
+  std::string nccl_profile = "default";
+  std::map<std::string, std::string> nccl_variables;  // the NCCL_* variables in effect
+  int warmup_steps = 10;
+  int measured_steps = 100;
+  int runs = 50;
+  uint64_t seed = 42;
+  std::string device = "cpu";       // cpu | cuda
+  std::string backend = "none";     // none (world 1) | mpi | nccl
+};
+
+struct ConfigRecord {
+  std::string id;  // stable name derived from the parameters, also the file name stem
+  ConfigParams params;
+  std::vector<RunRecord> runs;
+};
+
+// Facts about the machine and software that produced a study.
+struct StudyMetadata {
+  std::string tool_version;
+  std::string git_commit;
+  std::string command_line;
+  std::string spec_text;          // the YAML spec as given (empty for a single `train`)
+  std::string created_utc;        // ISO 8601
+  std::vector<std::string> hostnames;
+  std::vector<std::string> gpu_names;
+  std::string gpu_driver;
+  std::string cuda_version;
+  std::string nccl_version;
+  std::string mpi_version;
+  std::string torch_version;
+  std::string hdf5_version;
+  std::string link_topology;      // e.g. "GPU0-GPU1: NVLink (18 links), P2P yes"
+  std::map<std::string, std::string> nccl_variables;
+};
+
+}  // namespace ddpscale

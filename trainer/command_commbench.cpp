@@ -1,0 +1,99 @@
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "cli_util.hpp"
+#include "commands.hpp"
+#include "commbench.hpp"
+#include "comm_timeout.hpp"
+#include "device_choice.hpp"
+#include "mpi_context.hpp"
+#include "nccl_profile.hpp"
+#ifdef DDPSCALE_CUDA
+#include "nccl_communicator.hpp"
+#endif
+
+namespace ddpscale {
+
+static cxxopts::Options commbench_options(const char* program) {
+  cxxopts::Options options(program,
+                           "Allreduce bandwidth sweep with nccl-tests' definitions (time per op, slowest rank; "
+                           "algbw = bytes/time; busbw = algbw*2(n-1)/n).\nRun under mpirun, one rank per GPU.");
+  options.add_options()
+      ("b,min-bytes", "smallest message (K, M, G suffixes)", cxxopts::value<std::string>()->default_value("8"))
+      ("e,max-bytes", "largest message", cxxopts::value<std::string>()->default_value("128M"))
+      ("f,factor", "size multiplier between steps", cxxopts::value<size_t>()->default_value("4"))
+      ("w,warmup", "untimed iterations per size", cxxopts::value<int>()->default_value("5"))
+      ("n,iters", "timed iterations per size", cxxopts::value<int>()->default_value("20"))
+      ("op", "sum or avg", cxxopts::value<std::string>()->default_value("sum"))
+      ("device", "auto, cpu (MPI backend) or cuda (NCCL backend)", cxxopts::value<std::string>()->default_value("auto"))
+      ("nccl-env", "NCCL profile as KEY=VALUE,... (NCCL_* keys only)", cxxopts::value<std::string>()->default_value(""))
+      ("allow-shared-gpu", "allow more ranks per node than GPUs")
+      ("comm-timeout", "seconds to wait for a collective before declaring a peer lost",
+       cxxopts::value<int>()->default_value("120"))
+      ("h,help", "show this help");
+  return options;
+}
+
+static CommBenchOptions validated_options(const cxxopts::ParseResult& args) {
+  CommBenchOptions options;
+  options.min_bytes = parse_byte_size("min-bytes", args["min-bytes"].as<std::string>());
+  options.max_bytes = parse_byte_size("max-bytes", args["max-bytes"].as<std::string>());
+  options.factor = args["factor"].as<size_t>();
+  options.warmup_iters = args["warmup"].as<int>();
+  options.iters = args["iters"].as<int>();
+  const auto op = args["op"].as<std::string>();
+  if (op != "sum" && op != "avg") throw UsageError("--op '" + op + "' is not sum or avg");
+  options.op = op == "sum" ? ReduceOp::sum : ReduceOp::average;
+  if (options.iters < 1) throw UsageError("--iters must be at least 1");
+  if (options.warmup_iters < 0) throw UsageError("--warmup must not be negative");
+  commbench_sizes(options);  // throws on a bad range or factor
+  return options;
+}
+
+int run_commbench_command(int argc, char** argv) {
+  auto options = commbench_options(argv[0]);
+  cxxopts::ParseResult args;
+  CommBenchOptions bench;
+  try {
+    args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    bench = validated_options(args);
+    apply_nccl_profile(parse_nccl_profile("command line", args["nccl-env"].as<std::string>()));
+  } catch (const std::exception& e) {
+    std::cerr << "ddpscale commbench: " << e.what() << std::endl;
+    return 2;
+  }
+  set_comm_timeout(std::chrono::seconds(args["comm-timeout"].as<int>()));
+  MpiContext mpi(&argc, &argv);
+  DeviceChoice device;
+  try {
+    device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
+  } catch (const UsageError& e) {
+    if (mpi.rank() == 0) std::cerr << "ddpscale commbench: " << e.what() << std::endl;
+    return 2;
+  }
+  std::unique_ptr<Communicator> comm;
+#ifdef DDPSCALE_CUDA
+  if (device.cuda) comm = make_nccl_communicator(mpi.world(), device.device_index);
+#endif
+  if (!comm) comm = make_mpi_communicator(mpi.world());
+  if (mpi.rank() == 0) print_commbench_header(stdout, *comm, bench);
+  const auto rows = run_commbench(*comm, mpi.world(), bench);
+  size_t wrong = 0;
+  double busbw_sum = 0;
+  for (const auto& row : rows) {
+    if (mpi.rank() == 0) print_commbench_row(stdout, row, bench.op);
+    wrong += row.wrong;
+    busbw_sum += row.busbw_gbs;
+  }
+  if (mpi.rank() == 0) {
+    std::printf("# out of bounds values : %zu %s\n", wrong, wrong ? "ERROR" : "OK");
+    std::printf("# avg bus bandwidth    : %.3f GB/s\n", rows.empty() ? 0.0 : busbw_sum / rows.size());
+  }
+  return wrong ? 1 : 0;
+}
+
+}  // namespace ddpscale

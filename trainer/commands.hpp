@@ -1,0 +1,10 @@
+// The subcommands of `ddpscale`. Each takes the arguments after its name (argv[0] is
+// "ddpscale <command>") and returns the process exit code.
+#pragma once
+
+namespace ddpscale {
+
+int run_info_command(int argc, char** argv);
+int run_commbench_command(int argc, char** argv);
+
+}  // namespace ddpscale

@@ -1,0 +1,52 @@
+// ddpscale: does data-parallel training on N GPUs beat one, for this model and batch
+// size, and why not? This file only dispatches to the subcommands.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> all = {
+      {"info", ddpscale::run_info_command, "JSON: hosts, ranks, library versions, GPUs and their links"},
+      {"commbench", ddpscale::run_commbench_command, "allreduce bandwidth sweep (nccl-tests' all_reduce_perf)"},
+  };
+  return all;
+}
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out,
+               "ddpscale: measures whether data-parallel training on N GPUs beats one, and why not.\n\n"
+               "Usage: [mpirun -np N] ddpscale <command> [options]   (ddpscale <command> --help for its options)\n\n"
+               "Commands:\n");
+  for (const auto& c : commands()) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nDocs: README.md and docs/ in the source tree.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_usage(stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const auto& c : commands()) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    std::string program = std::string("ddpscale ") + c.name;
+    std::vector<char*> args(argv + 1, argv + argc);
+    args[0] = program.data();
+    return c.run(static_cast<int>(args.size()), args.data());
+  }
+  std::fprintf(stderr, "ddpscale: unknown command '%s'\n\n", argv[1]);
+  print_usage(stderr);
+  return 2;
+}
