@@ -27,6 +27,9 @@ static cxxopts::Options commbench_options(const char* program) {
       ("op", "sum or avg", cxxopts::value<std::string>()->default_value("sum"))
       ("device", "auto, cpu (MPI backend) or cuda (NCCL backend)", cxxopts::value<std::string>()->default_value("auto"))
       ("nccl-env", "NCCL profile as KEY=VALUE,... (NCCL_* keys only)", cxxopts::value<std::string>()->default_value(""))
+      ("then-nccl-env", "after the sweep, apply this NCCL profile, create a NEW communicator in the same process and "
+       "sweep again (shows whether NCCL picks up variables changed after its first init)",
+       cxxopts::value<std::string>()->default_value(""))
       ("allow-shared-gpu", "allow more ranks per node than GPUs")
       ("comm-timeout", "seconds to wait for a collective before declaring a peer lost",
        cxxopts::value<int>()->default_value("120"))
@@ -50,6 +53,33 @@ static CommBenchOptions validated_options(const cxxopts::ParseResult& args) {
   return options;
 }
 
+static std::unique_ptr<Communicator> make_communicator(const MpiContext& mpi, const DeviceChoice& device) {
+#ifdef DDPSCALE_CUDA
+  if (device.cuda) return make_nccl_communicator(mpi.world(), device.device_index);
+#endif
+  (void)device;
+  return make_mpi_communicator(mpi.world());
+}
+
+// One full sweep on a fresh communicator; returns the number of wrong values seen.
+static size_t sweep_and_print(const MpiContext& mpi, const DeviceChoice& device, const CommBenchOptions& bench) {
+  auto comm = make_communicator(mpi, device);
+  if (mpi.rank() == 0) print_commbench_header(stdout, *comm, bench);
+  const auto rows = run_commbench(*comm, mpi.world(), bench);
+  size_t wrong = 0;
+  double busbw_sum = 0;
+  for (const auto& row : rows) {
+    if (mpi.rank() == 0) print_commbench_row(stdout, row, bench.op);
+    wrong += row.wrong;
+    busbw_sum += row.busbw_gbs;
+  }
+  if (mpi.rank() == 0) {
+    std::printf("# out of bounds values : %zu %s\n", wrong, wrong ? "ERROR" : "OK");
+    std::printf("# avg bus bandwidth    : %.3f GB/s\n", rows.empty() ? 0.0 : busbw_sum / rows.size());
+  }
+  return wrong;
+}
+
 int run_commbench_command(int argc, char** argv) {
   auto options = commbench_options(argv[0]);
   cxxopts::ParseResult args;
@@ -62,6 +92,7 @@ int run_commbench_command(int argc, char** argv) {
     }
     bench = validated_options(args);
     apply_nccl_profile(parse_nccl_profile("command line", args["nccl-env"].as<std::string>()));
+    parse_nccl_profile("--then-nccl-env", args["then-nccl-env"].as<std::string>());  // validate before any MPI
   } catch (const std::exception& e) {
     std::cerr << "ddpscale commbench: " << e.what() << std::endl;
     return 2;
@@ -75,23 +106,12 @@ int run_commbench_command(int argc, char** argv) {
     if (mpi.rank() == 0) std::cerr << "ddpscale commbench: " << e.what() << std::endl;
     return 2;
   }
-  std::unique_ptr<Communicator> comm;
-#ifdef DDPSCALE_CUDA
-  if (device.cuda) comm = make_nccl_communicator(mpi.world(), device.device_index);
-#endif
-  if (!comm) comm = make_mpi_communicator(mpi.world());
-  if (mpi.rank() == 0) print_commbench_header(stdout, *comm, bench);
-  const auto rows = run_commbench(*comm, mpi.world(), bench);
-  size_t wrong = 0;
-  double busbw_sum = 0;
-  for (const auto& row : rows) {
-    if (mpi.rank() == 0) print_commbench_row(stdout, row, bench.op);
-    wrong += row.wrong;
-    busbw_sum += row.busbw_gbs;
-  }
-  if (mpi.rank() == 0) {
-    std::printf("# out of bounds values : %zu %s\n", wrong, wrong ? "ERROR" : "OK");
-    std::printf("# avg bus bandwidth    : %.3f GB/s\n", rows.empty() ? 0.0 : busbw_sum / rows.size());
+  const std::string then_env = args["then-nccl-env"].as<std::string>();
+  size_t wrong = sweep_and_print(mpi, device, bench);
+  if (!then_env.empty()) {
+    apply_nccl_profile(parse_nccl_profile("--then-nccl-env", then_env));
+    if (mpi.rank() == 0) std::printf("# second sweep, new communicator, after setting %s\n", then_env.c_str());
+    wrong += sweep_and_print(mpi, device, bench);
   }
   return wrong ? 1 : 0;
 }

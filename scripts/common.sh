@@ -1,0 +1,36 @@
+# Sourced by the other scripts: where things are, and which kind of machine this is.
+set -euo pipefail
+DDPSCALE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JOBS="$(nproc)"
+
+# NVLink multicast stays off on the shared GPU hosts, in every process that touches NCCL.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# OpenMPI refuses root without these; CI and the GPU machine run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Containers often forbid the cross-memory-attach single-copy path; shared memory still works.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+log() { printf '\033[1m[ddpscale]\033[0m %s\n' "$*" >&2; }
+
+# A GPU machine here means: nvidia-smi sees a GPU and the Python PyTorch there has CUDA,
+# because that PyTorch's LibTorch is what the GPU build links.
+has_cuda_torch() {
+  command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
+    python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' >/dev/null 2>&1
+}
+
+gpu_count() { nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true; }
+
+if has_cuda_torch; then
+  DDPSCALE_MODE=gpu
+  BUILD_DIR="${BUILD_DIR:-$DDPSCALE_ROOT/build-gpu}"
+  CMAKE_PREFIX_PATH="$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export CMAKE_PREFIX_PATH
+  NRANKS="${NRANKS:-$(gpu_count)}"
+else
+  DDPSCALE_MODE=cpu
+  BUILD_DIR="${BUILD_DIR:-$DDPSCALE_ROOT/build}"
+  NRANKS="${NRANKS:-2}"
+fi
+DDPSCALE_BIN="$BUILD_DIR/trainer/ddpscale"
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader)

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian/Ubuntu apt, as root) and builds ddpscale (Release).
+# On the GPU machine nothing is installed: everything is there and nothing can be fetched.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+DEBIAN_PACKAGES=(build-essential cmake ninja-build git pkg-config
+  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+  libcxxopts-dev libeigen3-dev libgtest-dev libyaml-cpp-dev libboost-math-dev
+  python3 python3-h5py python3-numpy gnuplot-nox)
+
+install_missing_packages() {
+  local missing=()
+  for pkg in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    log "all Debian packages present"
+    return
+  fi
+  log "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+if [ "$DDPSCALE_MODE" = cpu ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    log "no apt-get: install the packages listed in scripts/setup.sh by hand"
+  else
+    install_missing_packages
+  fi
+else
+  log "GPU machine: using the installed PyTorch's LibTorch ($CMAKE_PREFIX_PATH), no apt"
+fi
+
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+extra=()
+[ "$DDPSCALE_MODE" = gpu ] && extra=(-DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}")
+log "configuring $BUILD_DIR ($DDPSCALE_MODE build)"
+cmake -S "$DDPSCALE_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >"$BUILD_DIR.configure.log" 2>&1 ||
+  { cat "$BUILD_DIR.configure.log"; exit 1; }
+log "building with $JOBS jobs"
+cmake --build "$BUILD_DIR" -j "$JOBS"
