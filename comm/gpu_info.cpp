@@ -26,17 +26,24 @@ const char* pcie_path_name(nvmlGpuTopologyLevel_t level) {
   return "unknown";
 }
 
-// Active NVLinks of `from` whose far end is `to` (matched by PCI bus id).
+// Active NVLinks of `from` whose far end is `to`, matched by PCI domain/bus/device
+// (the bus-id strings come in two widths depending on the NVML call).
 int count_nvlinks(nvmlDevice_t from, const nvmlPciInfo_t& to) {
   int links = 0;
   for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
     nvmlEnableState_t active;
     if (nvmlDeviceGetNvLinkState(from, link, &active) != NVML_SUCCESS || active != NVML_FEATURE_ENABLED) continue;
     nvmlPciInfo_t remote;
-    if (nvmlDeviceGetNvLinkRemotePciInfo(from, link, &remote) != NVML_SUCCESS) continue;
-    if (std::string(remote.busId) == std::string(to.busId)) ++links;
+    if (nvmlDeviceGetNvLinkRemotePciInfo_v2(from, link, &remote) != NVML_SUCCESS) continue;
+    if (remote.domain == to.domain && remote.bus == to.bus && remote.device == to.device) ++links;
   }
   return links;
+}
+
+bool nvlink_p2p_ok(nvmlDevice_t a, nvmlDevice_t b) {
+  nvmlGpuP2PStatus_t status;
+  return nvmlDeviceGetP2PStatus(a, b, NVML_P2P_CAPS_INDEX_NVLINK, &status) == NVML_SUCCESS &&
+         status == NVML_P2P_STATUS_OK;
 }
 
 }  // namespace
@@ -90,7 +97,7 @@ GpuInventory query_gpu_inventory() {
       if (ha && hb) {
         link.nvlinks = count_nvlinks(ha, pci[static_cast<size_t>(b)]);
         nvmlGpuTopologyLevel_t level;
-        if (link.nvlinks > 0)
+        if (link.nvlinks > 0 || nvlink_p2p_ok(ha, hb))
           link.path = "NVLink";
         else if (nvmlDeviceGetTopologyCommonAncestor(ha, hb, &level) == NVML_SUCCESS)
           link.path = pcie_path_name(level);

@@ -19,6 +19,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       {"info", ddpscale::run_info_command, "JSON: hosts, ranks, library versions, GPUs and their links"},
       {"commbench", ddpscale::run_commbench_command, "allreduce bandwidth sweep (nccl-tests' all_reduce_perf)"},
+      {"models", ddpscale::run_models_command, "the models: parameter counts, layers, memory"},
+      {"train", ddpscale::run_train_command, "train one configuration data-parallel, timing every phase"},
   };
   return all;
 }

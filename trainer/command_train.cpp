@@ -1,0 +1,138 @@
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "cli_util.hpp"
+#include "comm_timeout.hpp"
+#include "commands.hpp"
+#include "config_runner.hpp"
+#include "device_choice.hpp"
+#include "model_registry.hpp"
+#include "mpi_context.hpp"
+#include "run_summary.hpp"
+#include "train_options.hpp"
+#include "training_session.hpp"
+#ifdef DDPSCALE_CUDA
+#include "nccl_communicator.hpp"
+#endif
+
+namespace ddpscale {
+
+void add_train_options(cxxopts::Options& options) {
+  options.add_options("model")
+      ("m,model", "model name or size family (ddpscale models lists them)", cxxopts::value<std::string>()->default_value("mlp-medium"))
+      ("seq-len", "sequence length (lstm, gru, transformer; 0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("features", "input features (0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("vocab", "vocabulary size (transformer; 0 = default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("classes", "output classes (0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("no-dropout", "turn every dropout layer off");
+  options.add_options("training")
+      ("b,batch", "batch per rank (weak scaling) or global batch (strong)", cxxopts::value<int64_t>()->default_value("32"))
+      ("scaling", "weak (per-rank batch fixed) or strong (global batch split)", cxxopts::value<std::string>()->default_value("weak"))
+      ("world-size", "ranks that train (0 = all launched)", cxxopts::value<int>()->default_value("0"))
+      ("optimizer", "adam or sgd", cxxopts::value<std::string>()->default_value("adam"))
+      ("lr", "learning rate", cxxopts::value<double>()->default_value("0.001"))
+      ("dtype", "float32 (bf16 is not implemented yet)", cxxopts::value<std::string>()->default_value("float32"))
+      ("data", "device (batch resident on the device) or host (pinned copy every step, timed as data)",
+       cxxopts::value<std::string>()->default_value("device"));
+  options.add_options("ddp")
+      ("bucket-mb", "gradient bucket size in MiB (the first bucket is 1 MiB, as in PyTorch)", cxxopts::value<double>()->default_value("25"))
+      ("no-overlap", "run every bucket's allreduce after backward (sequential baseline)");
+  options.add_options("measurement")
+      ("r,runs", "runs, each from a freshly initialised model", cxxopts::value<int>()->default_value("5"))
+      ("warmup", "untimed steps per run", cxxopts::value<int>()->default_value("10"))
+      ("steps", "measured steps per run", cxxopts::value<int>()->default_value("100"))
+      ("seed", "run k uses seed+k for init, dropout and data", cxxopts::value<uint64_t>()->default_value("42"))
+      ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)");
+  options.add_options("launch")
+      ("device", "auto, cpu or cuda", cxxopts::value<std::string>()->default_value("auto"))
+      ("allow-shared-gpu", "allow more ranks per node than GPUs")
+      ("comm-timeout", "seconds before a stuck collective is declared a lost rank", cxxopts::value<int>()->default_value("120"))
+      ("h,help", "show this help");
+}
+
+TrainOptions train_options_from(const cxxopts::ParseResult& a) {
+  TrainOptions o;
+  o.model = a["model"].as<std::string>();
+  o.seq_len = a["seq-len"].as<int64_t>();
+  o.features = a["features"].as<int64_t>();
+  o.vocab = a["vocab"].as<int64_t>();
+  o.classes = a["classes"].as<int64_t>();
+  o.dropout = a.count("no-dropout") == 0;
+  o.batch = a["batch"].as<int64_t>();
+  o.scaling = a["scaling"].as<std::string>();
+  o.world_size = a["world-size"].as<int>();
+  o.optimizer = a["optimizer"].as<std::string>();
+  o.lr = a["lr"].as<double>();
+  o.dtype = a["dtype"].as<std::string>();
+  o.data = a["data"].as<std::string>();
+  o.bucket_mb = a["bucket-mb"].as<double>();
+  o.overlap = a.count("no-overlap") == 0;
+  o.runs = a["runs"].as<int>();
+  o.warmup = a["warmup"].as<int>();
+  o.steps = a["steps"].as<int>();
+  o.seed = a["seed"].as<uint64_t>();
+  o.phase_timing = a.count("no-phase-timing") == 0;
+  return o;
+}
+
+std::unique_ptr<Communicator> make_group_communicator(const MpiGroup& group, const DeviceChoice& device) {
+  if (group.size() == 1) return nullptr;  // world size 1 runs no communication code at all
+#ifdef DDPSCALE_CUDA
+  if (device.cuda) return make_nccl_communicator(group, device.device_index);
+#else
+  (void)device;
+#endif
+  return make_mpi_communicator(group);
+}
+
+int run_train_command(int argc, char** argv) {
+  cxxopts::Options options(argv[0], "Trains a model data-parallel on the launched ranks and times every phase of "
+                                    "every step.\nExample: mpirun -np 2 ddpscale train -m mlp-large -b 64 --runs 5");
+  add_train_options(options);
+  TrainOptions train;
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help({"model", "training", "ddp", "measurement", "launch"}) << std::endl;
+      return 0;
+    }
+    train = train_options_from(args);
+    describe_model(train.model, model_options_from(train));  // unknown model: error before MPI starts
+  } catch (const std::exception& e) {
+    std::cerr << "ddpscale train: " << e.what() << std::endl;
+    return 2;
+  }
+  set_comm_timeout(std::chrono::seconds(args["comm-timeout"].as<int>()));
+  MpiContext mpi(&argc, &argv);
+  DeviceChoice device;
+  try {
+    device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
+    validate_train_options(train, mpi.size(), device.cuda);
+  } catch (const std::exception& e) {
+    if (mpi.rank() == 0) std::cerr << "ddpscale train: " << e.what() << std::endl;
+    return 2;
+  }
+  const int world = effective_world_size(train, mpi.size());
+  auto group = mpi.world().split(mpi.rank() < world ? 0 : -1);
+  if (!group) return 0;  // this rank is not part of the requested world size
+  auto comm = make_group_communicator(*group, device);
+
+  const bool printer = group->rank() == 0;
+  const ModelDescription model = describe_model(train.model, model_options_from(train));
+  if (printer)
+    std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s, batch %lld per rank (%s), %d runs x %d "
+                "steps after %d warm-up\n",
+                model.name.c_str(), static_cast<long long>(model.parameters), world, device.describe().c_str(),
+                static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
+                train.warmup);
+  const ConfigRecord record = run_configuration(train, *group, comm.get(), device, [&](const RunRecord& run) {
+    print_run_line(stdout, run);
+  });
+  if (printer) print_config_summary(stdout, record);
+  for (const auto& run : record.runs)
+    if (run.status != RunStatus::ok) return 1;
+  return 0;
+}
+
+}  // namespace ddpscale

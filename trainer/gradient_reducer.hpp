@@ -1,0 +1,76 @@
+// Our DistributedDataParallel: LibTorch's C++ API has none. Built the way PyTorch's
+// c10d Reducer works: gradients live in a few contiguous buckets (each parameter's .grad
+// is a view into one), autograd post-hooks on the gradient accumulators mark parameters
+// ready, and a full bucket's allreduce starts at once on the communicator's own stream
+// while backward continues. The step then waits for every bucket before the optimizer.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "communicator.hpp"
+
+namespace ddpscale {
+
+class StepClock;
+
+struct ReducerOptions {
+  double bucket_mb = 25.0;        // cap of every bucket but the first
+  double first_bucket_mb = 1.0;   // small, so communication starts early in backward (as PyTorch does)
+  bool overlap = true;            // false: every allreduce runs after backward (sequential baseline)
+};
+
+struct BucketLayout {
+  std::vector<std::vector<size_t>> buckets;  // parameter indices per bucket, in launch order
+};
+
+// Assigns parameters (given their sizes in bytes, in registration order) to buckets in
+// reverse registration order, since backward produces the last layers' gradients first.
+// A parameter larger than a bucket gets a bucket of its own.
+BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const ReducerOptions& options);
+
+class GradientReducer {
+ public:
+  // Names are for errors ("parameter 'fc3.bias' got no gradient"). The communicator and
+  // clock must outlive the reducer; clock may be null (no phase timing).
+  GradientReducer(std::vector<torch::Tensor> parameters, std::vector<std::string> names, Communicator& comm,
+                  const ReducerOptions& options, StepClock* clock);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Makes every rank start from rank 0's parameters.
+  void broadcast_parameters();
+  // Before backward: zeroes the bucket buffers (and so every .grad) and re-arms the hooks.
+  void prepare_for_backward();
+  // After backward: launches what overlap did not, waits for all buckets. Throws
+  // std::runtime_error naming any parameter that got no gradient.
+  void finish_backward();
+
+  const BucketLayout& layout() const { return layout_; }
+  size_t bucket_count() const { return buckets_.size(); }
+
+ private:
+  struct Bucket;
+  class ReadyHook;
+  void on_gradient_ready(size_t parameter);
+  void launch_ready_buckets_in_order();
+  void launch(size_t bucket);
+
+  std::vector<torch::Tensor> parameters_;
+  std::vector<std::string> names_;
+  Communicator& comm_;
+  ReducerOptions options_;
+  StepClock* clock_;
+  BucketLayout layout_;
+  std::vector<std::unique_ptr<Bucket>> buckets_;
+  std::vector<size_t> bucket_of_parameter_;
+  std::vector<bool> ready_;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive: they carry our hooks
+  size_t next_to_launch_ = 0;
+  size_t launched_ = 0;
+};
+
+}  // namespace ddpscale

@@ -1,0 +1,44 @@
+// Where a step's time goes. The training loop marks the boundaries of each phase on
+// the compute timeline, the gradient reducer marks the first allreduce's start and the
+// last one's end on the communication timeline; durations are read only after the
+// measured loop, so timing never adds a device synchronisation inside it.
+#pragma once
+#include <memory>
+
+#include "run_record.hpp"
+
+namespace ddpscale {
+
+// Compute-timeline boundaries, in the order they occur within a step.
+enum class Mark : int { step_start = 0, data_end, forward_end, backward_end, reduce_end, step_end };
+constexpr int kMarkCount = 6;
+
+class StepClock {
+ public:
+  virtual ~StepClock() = default;
+  // Selects the measured step the next marks belong to; step < 0 means "not measured"
+  // (warm-up), and then marks are ignored.
+  virtual void select_step(int step) = 0;
+  virtual void mark(Mark mark) = 0;
+  virtual void mark_comm_start() = 0;  // just before the first bucket's allreduce runs
+  virtual void mark_comm_end() = 0;    // just after the last bucket's allreduce
+  // After the loop: waits for the device, fills timings.phase_us for `steps` steps.
+  virtual void read(int steps, RankTimings& timings) = 0;
+};
+
+// Steady-clock marks on the host: right for CPU training, where the host waits for
+// every operation anyway.
+std::unique_ptr<StepClock> make_host_step_clock(int steps);
+
+#ifdef DDPSCALE_CUDA
+// CUDA events on the compute stream and the communicator's stream (a cudaStream_t, or
+// nullptr when there is no communication).
+std::unique_ptr<StepClock> make_cuda_step_clock(int steps, void* compute_stream, void* comm_stream);
+#endif
+
+// Converts per-step mark times (microseconds since any origin) into phase durations.
+// Phases: data, forward, backward, allreduce_total, allreduce_exposed, optimizer, step.
+void phases_from_marks(const double marks_us[kMarkCount], double comm_start_us, double comm_end_us, bool has_comm,
+                       float phase_us[kPhaseCount]);
+
+}  // namespace ddpscale

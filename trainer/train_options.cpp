@@ -1,0 +1,87 @@
+#include "train_options.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+#include "cli_util.hpp"
+
+namespace ddpscale {
+
+int effective_world_size(const TrainOptions& options, int launched_ranks) {
+  return options.world_size > 0 ? options.world_size : launched_ranks;
+}
+
+int64_t batch_per_rank(const TrainOptions& options, int world_size) {
+  return options.scaling == "strong" ? options.batch / world_size : options.batch;
+}
+
+int64_t global_batch(const TrainOptions& options, int world_size) {
+  return options.scaling == "strong" ? options.batch : options.batch * world_size;
+}
+
+void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_cuda) {
+  auto positive = [](const char* what, int64_t value) {
+    if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
+  };
+  positive("batch", o.batch);
+  positive("runs", o.runs);
+  positive("steps", o.steps);
+  if (o.warmup < 0) throw UsageError("--warmup must not be negative, got " + std::to_string(o.warmup));
+  if (o.scaling != "weak" && o.scaling != "strong")
+    throw UsageError("--scaling '" + o.scaling + "' is not weak or strong");
+  if (o.optimizer != "adam" && o.optimizer != "sgd")
+    throw UsageError("--optimizer '" + o.optimizer + "' is not adam or sgd");
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) throw UsageError("--lr must be a positive number");
+  if (!(o.bucket_mb > 0) || !std::isfinite(o.bucket_mb)) throw UsageError("--bucket-mb must be a positive number");
+  if (o.data != "device" && o.data != "host") throw UsageError("--data '" + o.data + "' is not device or host");
+  if (o.data == "host" && !on_cuda)
+    throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");
+  if (o.dtype != "float32")
+    throw UsageError("--dtype '" + o.dtype + "': only float32 is implemented so far");
+  if (o.world_size < 0) throw UsageError("--world-size must not be negative");
+  const int world = effective_world_size(o, launched_ranks);
+  if (world > launched_ranks)
+    throw UsageError("--world-size " + std::to_string(world) + " is larger than the " +
+                     std::to_string(launched_ranks) + " ranks launched (mpirun -np " + std::to_string(world) + " ...)");
+  if (o.scaling == "strong" && o.batch % world != 0)
+    throw UsageError("--scaling strong splits the global batch " + std::to_string(o.batch) + " over " +
+                     std::to_string(world) + " ranks, but it does not divide evenly; pick a multiple of " +
+                     std::to_string(world));
+  if (o.seq_len < 0 || o.features < 0 || o.vocab < 0 || o.classes < 0)
+    throw UsageError("--seq-len, --features, --vocab and --classes must not be negative");
+}
+
+ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parameters, bool on_cuda) {
+  ConfigParams p;
+  p.model = o.model;
+  p.parameters = parameters;
+  p.batch_per_rank = batch_per_rank(o, world_size);
+  p.global_batch = global_batch(o, world_size);
+  p.world_size = world_size;
+  p.scaling = o.scaling;
+  p.optimizer = o.optimizer;
+  p.learning_rate = o.lr;
+  p.dtype = o.dtype;
+  p.bucket_mb = o.bucket_mb;
+  p.overlap = o.overlap;
+  p.warmup_steps = o.warmup;
+  p.measured_steps = o.steps;
+  p.runs = o.runs;
+  p.seed = o.seed;
+  p.device = on_cuda ? "cuda" : "cpu";
+  p.backend = world_size == 1 ? "none" : (on_cuda ? "nccl" : "mpi");
+  return p;
+}
+
+std::string config_id(const ConfigParams& p) {
+  std::ostringstream id;
+  id << p.model << "_b" << p.batch_per_rank << "_w" << p.world_size << "_" << p.scaling << "_" << p.optimizer << "_"
+     << p.dtype << "_bk" << p.bucket_mb << (p.overlap ? "_ov" : "_seq") << "_" << p.exec << "_" << p.nccl_profile;
+  std::string text = id.str();
+  for (char& c : text)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';
+  return text;
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,46 @@
+// Everything `ddpscale train` (and each configuration of a sweep) is told, validated the
+// same way on every rank before any collective.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "run_record.hpp"
+
+namespace ddpscale {
+
+struct TrainOptions {
+  std::string model = "mlp-medium";
+  int64_t seq_len = 0, features = 0, vocab = 0, classes = 0;  // 0 = the model's documented default
+  bool dropout = true;
+  int64_t batch = 32;               // per rank (weak scaling) or global (strong scaling)
+  std::string scaling = "weak";     // weak | strong
+  int world_size = 0;               // ranks that train; 0 = every launched rank
+  int runs = 5;
+  int warmup = 10;
+  int steps = 100;
+  uint64_t seed = 42;
+  std::string optimizer = "adam";   // adam | sgd
+  double lr = 1e-3;
+  double bucket_mb = 25.0;
+  bool overlap = true;
+  bool phase_timing = true;
+  std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
+  std::string dtype = "float32";
+};
+
+// Throws UsageError (cli_util.hpp) with a one-line message. `launched_ranks` is the size
+// of the launch, `on_cuda` whether ranks train on GPUs.
+void validate_train_options(const TrainOptions& options, int launched_ranks, bool on_cuda);
+
+// The world size the options ask for, given the launch.
+int effective_world_size(const TrainOptions& options, int launched_ranks);
+int64_t batch_per_rank(const TrainOptions& options, int world_size);
+int64_t global_batch(const TrainOptions& options, int world_size);
+
+// The record of the configuration's parameters, as stored and compared on --resume.
+ConfigParams config_params(const TrainOptions& options, int world_size, int64_t parameters, bool on_cuda);
+
+// A stable, file-name-safe id: "mlp-medium_b32_w2_weak_adam_fp32_bk25_ov_default".
+std::string config_id(const ConfigParams& params);
+
+}  // namespace ddpscale

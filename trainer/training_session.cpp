@@ -1,0 +1,160 @@
+#include "training_session.hpp"
+
+#include <chrono>
+
+#include "gradient_reducer.hpp"
+#include "step_clock.hpp"
+#ifdef DDPSCALE_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+
+#include "nccl_communicator.hpp"
+#endif
+
+namespace ddpscale {
+
+ModelOptions model_options_from(const TrainOptions& o) {
+  ModelOptions m;
+  if (o.seq_len > 0) m.seq_len = o.seq_len;
+  if (o.features > 0) m.features = o.features;
+  if (o.vocab > 0) m.vocab = o.vocab;
+  if (o.classes > 0) m.classes = o.classes;
+  m.dropout = o.dropout;
+  return m;
+}
+
+static void synchronize_device(const torch::Device& device) {
+#ifdef DDPSCALE_CUDA
+  if (device.is_cuda()) cudaDeviceSynchronize();
+#else
+  (void)device;
+#endif
+}
+
+TrainingSession::TrainingSession(const SessionSetup& setup) : setup_(setup) {
+  const auto& o = setup_.options;
+  const uint64_t run_seed = o.seed + static_cast<uint64_t>(setup_.run_index);
+  const ModelOptions model_options = model_options_from(o);
+
+  // Same seed on every rank, and rank 0's values are broadcast anyway.
+  torch::manual_seed(run_seed);
+  model_ = build_model(o.model, model_options);
+  model_->to(setup_.device);
+  model_->train();
+
+  // Every rank generates the global batch and keeps its own slice, so N ranks with batch
+  // b see exactly the data of one rank with batch N*b (the equivalence the tests check).
+  const int64_t local = batch_per_rank(o, setup_.world_size);
+  const int64_t global = global_batch(o, setup_.world_size);
+  SyntheticBatch batch = make_synthetic_batch(o.model, model_options, global, run_seed, torch::kCPU);
+  inputs_ = batch.inputs.narrow(0, local * setup_.rank, local).contiguous();
+  labels_ = batch.labels.narrow(0, local * setup_.rank, local).contiguous().to(setup_.device);
+  if (o.data == "host") {
+    host_inputs_ = inputs_.pin_memory();
+    inputs_ = host_inputs_.to(setup_.device);
+  } else {
+    inputs_ = inputs_.to(setup_.device);
+  }
+
+  if (o.optimizer == "adam")
+    optimizer_ = std::make_unique<torch::optim::Adam>(model_->parameters(), torch::optim::AdamOptions(o.lr));
+  else
+    optimizer_ = std::make_unique<torch::optim::SGD>(model_->parameters(), torch::optim::SGDOptions(o.lr));
+
+  void* comm_stream = nullptr;
+#ifdef DDPSCALE_CUDA
+  if (setup_.device.is_cuda()) {
+    void* compute = c10::cuda::getCurrentCUDAStream(setup_.device.index()).stream();
+    if (setup_.comm) {
+      auto* nccl = dynamic_cast<NcclCommunicator*>(setup_.comm);
+      if (nccl) {
+        nccl->set_compute_stream(compute);
+        comm_stream = nccl->stream();
+      }
+    }
+    if (o.phase_timing) clock_ = make_cuda_step_clock(o.steps, compute, comm_stream);
+  }
+#endif
+  if (!clock_ && o.phase_timing) clock_ = make_host_step_clock(o.steps);
+
+  if (setup_.world_size > 1) {
+    std::vector<torch::Tensor> params;
+    std::vector<std::string> names;
+    for (const auto& item : model_->named_parameters()) {
+      names.push_back(item.key());
+      params.push_back(item.value());
+    }
+    ReducerOptions reducer_options;
+    reducer_options.bucket_mb = o.bucket_mb;
+    reducer_options.overlap = o.overlap;
+    reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
+    reducer_->broadcast_parameters();
+  }
+  // Dropout differs per rank, as it does in real data-parallel training.
+  torch::manual_seed(run_seed * 1000003ULL + static_cast<uint64_t>(setup_.rank) + 1);
+  zero_gradients();
+}
+
+TrainingSession::~TrainingSession() = default;
+
+std::vector<torch::Tensor> TrainingSession::parameters() const { return model_->parameters(); }
+
+void TrainingSession::zero_gradients() {
+  if (reducer_) {
+    reducer_->prepare_for_backward();
+    return;
+  }
+  for (auto& p : model_->parameters())
+    if (p.grad().defined()) p.mutable_grad().zero_();
+}
+
+void TrainingSession::step(int measured_index) {
+  StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
+  if (clock_) clock_->select_step(measured_index);
+  if (clock) clock->mark(Mark::step_start);
+  if (host_inputs_.defined()) inputs_.copy_(host_inputs_, /*non_blocking=*/true);
+  if (clock) clock->mark(Mark::data_end);
+  auto loss = model_loss(model_->forward(inputs_), labels_);
+  if (clock) clock->mark(Mark::forward_end);
+  loss.backward();
+  if (clock) clock->mark(Mark::backward_end);
+  if (reducer_) reducer_->finish_backward();
+  if (clock) clock->mark(Mark::reduce_end);
+  optimizer_->step();
+  zero_gradients();
+  if (clock) clock->mark(Mark::step_end);
+  if (measured_index >= 0) losses_.push_back(loss.detach());
+}
+
+void TrainingSession::train_steps(int steps) {
+  for (int s = 0; s < steps; ++s) step(-1);
+  synchronize_device(setup_.device);
+}
+
+void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
+  const auto& o = setup_.options;
+  for (int s = 0; s < o.warmup; ++s) step(-1);
+  synchronize_device(setup_.device);
+  if (setup_.comm) setup_.comm->barrier();
+  losses_.clear();
+  const auto start = std::chrono::steady_clock::now();
+  for (int s = 0; s < o.steps; ++s) step(s);
+  synchronize_device(setup_.device);
+  timings.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (clock_) clock_->read(o.steps, timings);
+  const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
+  losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());
+}
+
+std::pair<double, double> TrainingSession::parameter_checksum() const {
+  torch::NoGradGuard no_grad;
+  double sum = 0, abs_sum = 0;
+  for (const auto& p : model_->parameters()) {
+    auto d = p.detach().to(torch::kCPU, torch::kDouble);
+    sum += d.sum().item<double>();
+    abs_sum += d.abs().sum().item<double>();
+  }
+  return {sum, abs_sum};
+}
+
+}  // namespace ddpscale

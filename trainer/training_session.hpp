@@ -1,0 +1,61 @@
+// One run: a freshly initialised model, its optimizer, its data and (world size > 1)
+// its gradient reducer; warm-up steps, then measured steps with every phase timed.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "communicator.hpp"
+#include "model_registry.hpp"
+#include "run_record.hpp"
+#include "train_options.hpp"
+
+namespace ddpscale {
+
+class GradientReducer;
+class StepClock;
+
+struct SessionSetup {
+  TrainOptions options;
+  int run_index = 0;
+  int rank = 0;               // rank within the configuration's group
+  int world_size = 1;
+  torch::Device device = torch::kCPU;
+  Communicator* comm = nullptr;  // null when world_size == 1: no communication code at all
+};
+
+class TrainingSession {
+ public:
+  explicit TrainingSession(const SessionSetup& setup);
+  ~TrainingSession();
+
+  // Runs warm-up then measured steps; fills timings (this rank), losses and wall time.
+  void run(RankTimings& timings, std::vector<float>& losses);
+  // One untimed step (tests use it to compare parameters after K steps).
+  void train_steps(int steps);
+
+  Model& model() { return *model_; }
+  std::vector<torch::Tensor> parameters() const;
+  // Sum of all parameters and of their absolute values, in float64: equal on every rank
+  // when data parallelism kept the replicas identical.
+  std::pair<double, double> parameter_checksum() const;
+
+ private:
+  void step(int measured_index);
+  void zero_gradients();
+
+  SessionSetup setup_;
+  std::shared_ptr<Model> model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<StepClock> clock_;
+  std::unique_ptr<GradientReducer> reducer_;
+  torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
+  torch::Tensor host_inputs_;       // pinned copy for --data host
+  std::vector<torch::Tensor> losses_;
+};
+
+ModelOptions model_options_from(const TrainOptions& options);
+
+}  // namespace ddpscale
