@@ -36,6 +36,7 @@ void add_train_options(cxxopts::Options& options) {
        cxxopts::value<std::string>()->default_value("device"));
   options.add_options("ddp")
       ("bucket-mb", "gradient bucket size in MiB (the first bucket is 1 MiB, as in PyTorch)", cxxopts::value<double>()->default_value("25"))
+      ("first-bucket-mb", "size of the first bucket in MiB", cxxopts::value<double>()->default_value("1"))
       ("no-overlap", "run every bucket's allreduce after backward (sequential baseline)");
   options.add_options("measurement")
       ("r,runs", "runs, each from a freshly initialised model", cxxopts::value<int>()->default_value("5"))
@@ -66,6 +67,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.dtype = a["dtype"].as<std::string>();
   o.data = a["data"].as<std::string>();
   o.bucket_mb = a["bucket-mb"].as<double>();
+  o.first_bucket_mb = a["first-bucket-mb"].as<double>();
   o.overlap = a.count("no-overlap") == 0;
   o.runs = a["runs"].as<int>();
   o.warmup = a["warmup"].as<int>();

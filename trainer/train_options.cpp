@@ -34,6 +34,8 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
     throw UsageError("--optimizer '" + o.optimizer + "' is not adam or sgd");
   if (!(o.lr > 0) || !std::isfinite(o.lr)) throw UsageError("--lr must be a positive number");
   if (!(o.bucket_mb > 0) || !std::isfinite(o.bucket_mb)) throw UsageError("--bucket-mb must be a positive number");
+  if (!(o.first_bucket_mb > 0) || !std::isfinite(o.first_bucket_mb))
+    throw UsageError("--first-bucket-mb must be a positive number");
   if (o.data != "device" && o.data != "host") throw UsageError("--data '" + o.data + "' is not device or host");
   if (o.data == "host" && !on_cuda)
     throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");

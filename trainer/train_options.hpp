@@ -22,6 +22,7 @@ struct TrainOptions {
   std::string optimizer = "adam";   // adam | sgd
   double lr = 1e-3;
   double bucket_mb = 25.0;
+  double first_bucket_mb = 1.0;    // PyTorch's default: communication starts early in backward
   bool overlap = true;
   bool phase_timing = true;
   std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")

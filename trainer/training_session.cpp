@@ -86,6 +86,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup) : setup_(setup) {
     }
     ReducerOptions reducer_options;
     reducer_options.bucket_mb = o.bucket_mb;
+    reducer_options.first_bucket_mb = o.first_bucket_mb;
     reducer_options.overlap = o.overlap;
     reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
     reducer_->broadcast_parameters();
@@ -98,6 +99,8 @@ TrainingSession::TrainingSession(const SessionSetup& setup) : setup_(setup) {
 TrainingSession::~TrainingSession() = default;
 
 std::vector<torch::Tensor> TrainingSession::parameters() const { return model_->parameters(); }
+
+size_t TrainingSession::bucket_count() const { return reducer_ ? reducer_->bucket_count() : 0; }
 
 void TrainingSession::zero_gradients() {
   if (reducer_) {

@@ -37,6 +37,7 @@ class TrainingSession {
   void train_steps(int steps);
 
   Model& model() { return *model_; }
+  size_t bucket_count() const;  // 0 without a reducer (world size 1)
   std::vector<torch::Tensor> parameters() const;
   // Sum of all parameters and of their absolute values, in float64: equal on every rank
   // when data parallelism kept the replicas identical.

@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include "sweep_spec.hpp"
+
+namespace ddpscale {
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_sweep_spec(text, "spec.yaml");
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SweepSpec, ParsesTheGridAndDefaults) {
+  const auto spec = parse_sweep_spec("models: [mlp-medium, lstm]\nbatch_sizes: [8, 16]\nworld_sizes: [1, 2]\nruns: 7\n",
+                                     "spec.yaml");
+  EXPECT_EQ(spec.models, (std::vector<std::string>{"mlp-medium", "lstm"}));
+  EXPECT_EQ(spec.batch_sizes, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(spec.base.runs, 7);
+  EXPECT_EQ(spec.base.steps, 100);  // default
+  EXPECT_EQ(spec.scaling, (std::vector<std::string>{"weak"}));
+}
+
+TEST(SweepSpec, UnknownKeyNamesFileLineAndKey) {
+  EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\nbatch_size: 3\n"),
+            "spec.yaml:4: key 'batch_size': unknown key (see experiments/README.md for the keys)");
+}
+
+TEST(SweepSpec, WrongTypesAndValuesAreNamed) {
+  EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [8, eight]\nworld_sizes: [1]\n"),
+            "spec.yaml:2: key 'batch_sizes': expected positive integers, got 'eight'");
+  EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [0]\nworld_sizes: [1]\n"),
+            "spec.yaml:2: key 'batch_sizes': must be positive, got 0");
+  EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\nruns: -3\n"),
+            "spec.yaml:4: key 'runs': must be positive, got -3");
+  EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\noverlap: maybe\n"),
+            "spec.yaml:4: key 'overlap': expected true or false, got 'maybe'");
+}
+
+TEST(SweepSpec, MissingRequiredKeyAndNotYaml) {
+  EXPECT_EQ(error_of("models: [mlp-medium]\nworld_sizes: [1]\n"), "spec.yaml: key 'batch_sizes' is required");
+  EXPECT_NE(error_of("models: [mlp-medium\nbatch_sizes: [8]\n").find("spec.yaml:"), std::string::npos);
+  EXPECT_NE(error_of("models: [mlp-medium\nbatch_sizes: [8]\n").find("not valid YAML"), std::string::npos);
+  EXPECT_EQ(error_of("just a string"), "spec.yaml: expected a YAML map of keys (models, batch_sizes, ...)");
+}
+
+TEST(SweepSpec, MissingFileIsNamed) {
+  try {
+    load_sweep_spec("/nonexistent/dir/spec.yaml");
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/dir/spec.yaml: cannot open the sweep spec (missing or unreadable)");
+  }
+}
+
+TEST(SweepSpec, NcclProfileWithForeignKeyIsRejected) {
+  const auto message = error_of(
+      "models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [2]\nnccl_profiles:\n  bad:\n    OMP_NUM_THREADS: 4\n");
+  EXPECT_NE(message.find("spec.yaml:6"), std::string::npos) << message;
+  EXPECT_NE(message.find("OMP_NUM_THREADS"), std::string::npos) << message;
+}
+
+TEST(SweepSpec, ExpansionAlternatesWorldSizesAbba) {
+  const auto spec = parse_sweep_spec("models: [m]\nbatch_sizes: [8, 16, 32]\nworld_sizes: [2, 1]\n", "s.yaml");
+  const auto configs = expand_sweep(spec, "default");
+  ASSERT_EQ(configs.size(), 6u);
+  std::vector<std::pair<int64_t, int>> order;
+  for (const auto& c : configs) order.emplace_back(c.options.batch, c.options.world_size);
+  EXPECT_EQ(order, (std::vector<std::pair<int64_t, int>>{{8, 1}, {8, 2}, {16, 2}, {16, 1}, {32, 1}, {32, 2}}));
+}
+
+TEST(SweepSpec, OverridesChangeStepsAndBatchSizesOfNamedModels) {
+  const auto spec = parse_sweep_spec(
+      "models: [small, big]\nbatch_sizes: [8]\nworld_sizes: [1]\nsteps: 100\n"
+      "overrides:\n  - models: [big]\n    steps: 20\n    batch_sizes: [4, 8]\n",
+      "s.yaml");
+  const auto configs = expand_sweep(spec, "default");
+  ASSERT_EQ(configs.size(), 3u);
+  EXPECT_EQ(configs[0].options.model, "small");
+  EXPECT_EQ(configs[0].options.steps, 100);
+  EXPECT_EQ(configs[1].options.model, "big");
+  EXPECT_EQ(configs[1].options.steps, 20);
+  EXPECT_EQ(configs[1].options.batch, 4);
+  EXPECT_EQ(configs[2].options.batch, 8);
+}
+
+TEST(SweepSpec, WorldOneIsNotRepeatedPerBucketSize) {
+  const auto spec = parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\nbucket_mb: [1, 25]\n", "s");
+  const auto configs = expand_sweep(spec, "default");
+  // world 1 once, world 2 for each bucket size
+  ASSERT_EQ(configs.size(), 3u);
+  int world_one = 0;
+  for (const auto& c : configs) world_one += c.options.world_size == 1;
+  EXPECT_EQ(world_one, 1);
+}
+
+}  // namespace
+}  // namespace ddpscale
