@@ -21,6 +21,7 @@ const std::vector<Command>& commands() {
       {"commbench", ddpscale::run_commbench_command, "allreduce bandwidth sweep (nccl-tests' all_reduce_perf)"},
       {"models", ddpscale::run_models_command, "the models: parameter counts, layers, memory"},
       {"train", ddpscale::run_train_command, "train one configuration data-parallel, timing every phase"},
+      {"sweep", ddpscale::run_sweep_command, "run a whole study from a YAML spec into HDF5 files (resumable)"},
   };
   return all;
 }

@@ -1,0 +1,75 @@
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "cli_util.hpp"
+#include "comm_timeout.hpp"
+#include "commands.hpp"
+#include "device_choice.hpp"
+#include "mpi_context.hpp"
+#include "sweep_runner.hpp"
+#include "sweep_spec.hpp"
+
+namespace ddpscale {
+
+static std::string joined_command_line(int argc, char** argv) {
+  std::string line = "ddpscale sweep";
+  for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
+  return line;
+}
+
+int run_sweep_command(int argc, char** argv) {
+  cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec "
+                                    "in one launch, one HDF5 file per configuration.\n"
+                                    "Example: mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick");
+  options.add_options()
+      ("spec", "the sweep spec (YAML; keys in experiments/README.md)", cxxopts::value<std::string>())
+      ("o,out", "output directory", cxxopts::value<std::string>())
+      ("resume", "continue a study in --out: skip configurations already complete with the same settings")
+      ("overwrite", "measure every configuration again, replacing what --out holds")
+      ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
+      ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
+      ("device", "auto, cpu or cuda", cxxopts::value<std::string>()->default_value("auto"))
+      ("allow-shared-gpu", "allow more ranks per node than GPUs")
+      ("comm-timeout", "seconds before a stuck collective is declared a lost rank", cxxopts::value<int>()->default_value("120"))
+      ("h,help", "show this help");
+  options.parse_positional({"spec"});
+  options.positional_help("SPEC.yaml");
+  SweepOptions sweep;
+  SweepSpec spec;
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
+    if (!args.count("out")) throw UsageError("--out DIR is required (where the study's HDF5 files go)");
+    sweep.spec_path = args["spec"].as<std::string>();
+    sweep.out_dir = args["out"].as<std::string>();
+    sweep.resume = args.count("resume") > 0;
+    sweep.overwrite = args.count("overwrite") > 0;
+    sweep.nccl_profile = args["nccl-profile"].as<std::string>();
+    sweep.commbench = args.count("no-commbench") == 0;
+    sweep.command_line = joined_command_line(argc, argv);
+    if (args["comm-timeout"].as<int>() <= 0) throw UsageError("--comm-timeout must be positive");
+    // Every rank reads and validates the spec itself before MPI starts: a bad spec
+    // stops all ranks alike, and no rank waits in a collective for one that left.
+    spec = load_sweep_spec(sweep.spec_path);
+  } catch (const std::exception& e) {
+    std::cerr << "ddpscale sweep: " << e.what() << std::endl;
+    return 2;
+  }
+  set_comm_timeout(std::chrono::seconds(args["comm-timeout"].as<int>()));
+  MpiContext mpi(&argc, &argv);
+  DeviceChoice device;
+  try {
+    device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
+  } catch (const std::exception& e) {
+    if (mpi.rank() == 0) std::cerr << "ddpscale sweep: " << e.what() << std::endl;
+    return 2;
+  }
+  return run_sweep(mpi, device, spec, sweep);
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,319 @@
+#include "sweep_runner.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "check.hpp"
+#include "cli_util.hpp"
+#include "commbench.hpp"
+#include "config_runner.hpp"
+#include "device_choice.hpp"
+#include "model_registry.hpp"
+#include "mpi_context.hpp"
+#include "run_store.hpp"
+#include "system_report.hpp"
+#include "train_options.hpp"
+#include "training_session.hpp"
+#ifdef DDPSCALE_CUDA
+#include "nccl_communicator.hpp"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace ddpscale {
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void request_stop(int signal_number) { g_stop_signal.store(signal_number); }
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Collective over the world: a signal seen by any rank stops every rank at the same point.
+bool stop_requested(const MpiGroup& world) {
+  int stop = g_stop_signal.load() != 0;
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world.handle()));
+  return stop != 0;
+}
+
+// Rank 0 decides, every rank learns the verdict: an empty string means "go on".
+std::string broadcast_verdict(const MpiGroup& world, std::string verdict) {
+  int length = static_cast<int>(verdict.size());
+  DDPSCALE_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, world.handle()));
+  verdict.resize(static_cast<size_t>(length));
+  DDPSCALE_MPI_CHECK(MPI_Bcast(verdict.data(), length, MPI_CHAR, 0, world.handle()));
+  return verdict;
+}
+
+NcclProfile select_profile(const SweepSpec& spec, const std::string& requested) {
+  if (spec.nccl_profiles.empty()) {
+    if (!requested.empty() && requested != "default")
+      throw UsageError("--nccl-profile " + requested + ": " + spec.path + " defines no NCCL profiles");
+    return NcclProfile{};
+  }
+  if (requested.empty()) {
+    if (spec.nccl_profiles.size() == 1) return spec.nccl_profiles.front();
+    std::string names;
+    for (const auto& p : spec.nccl_profiles) names += (names.empty() ? "" : ", ") + p.name;
+    throw UsageError(spec.path + " defines " + std::to_string(spec.nccl_profiles.size()) + " NCCL profiles (" + names +
+                     "); NCCL reads its environment once per process, so each profile is its own launch: pass "
+                     "--nccl-profile NAME, or run scripts/sweep-nccl-profiles.sh " + spec.path + " OUT");
+  }
+  for (const auto& p : spec.nccl_profiles)
+    if (p.name == requested) return p;
+  throw UsageError("--nccl-profile " + requested + " is not defined in " + spec.path);
+}
+
+void validate_configs(const std::vector<SweepConfig>& configs, int launched, bool on_cuda) {
+  for (const auto& c : configs) {
+    try {
+      describe_model(c.options.model, model_options_from(c.options));
+      validate_train_options(c.options, launched, on_cuda);
+    } catch (const std::exception& e) {
+      throw UsageError("configuration " + c.options.model + " batch " + std::to_string(c.options.batch) + " world " +
+                       std::to_string(c.options.world_size) + ": " + e.what());
+    }
+  }
+}
+
+std::string config_file(const SweepOptions& options, const std::string& id) {
+  return (fs::path(options.out_dir) / (id + ".h5")).string();
+}
+
+ConfigParams params_of(const SweepConfig& c, bool on_cuda) {
+  ConfigParams p = config_params(c.options, c.options.world_size,
+                                 describe_model(c.options.model, model_options_from(c.options)).parameters, on_cuda);
+  p.nccl_profile = c.nccl_profile;
+  return p;
+}
+
+// Rank 0: which configurations are already complete, or why the output folder is refused.
+std::string plan_output(const SweepOptions& options, const std::vector<SweepConfig>& configs, bool on_cuda,
+                        std::vector<int>& skip) {
+  skip.assign(configs.size(), 0);
+  std::error_code ec;
+  const bool exists = fs::exists(options.out_dir, ec);
+  if (exists && !fs::is_directory(options.out_dir, ec))
+    return "--out " + options.out_dir + " exists and is not a directory";
+  const bool has_results = exists && (fs::exists(fs::path(options.out_dir) / "study.h5") ||
+                                      !list_config_files(options.out_dir).empty());
+  if (has_results && !options.resume && !options.overwrite)
+    return "--out " + options.out_dir + " already holds a study; pass --resume to continue it or --overwrite to "
+           "replace it (nothing was changed)";
+  fs::create_directories(options.out_dir, ec);
+  if (ec) return "--out " + options.out_dir + ": cannot create the directory: " + ec.message();
+  if (access(options.out_dir.c_str(), W_OK) != 0) return "--out " + options.out_dir + ": directory is not writable";
+  if (!options.resume || options.overwrite) return "";
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const ConfigParams params = params_of(configs[i], on_cuda);
+    const std::string path = config_file(options, config_id(params));
+    if (!fs::exists(path)) continue;
+    if (!config_file_matches(path, params))
+      return path + " was written with different settings than " + options.spec_path +
+             " now asks for; pass --overwrite to measure it again, or use another --out";
+    skip[i] = 1;
+  }
+  return "";
+}
+
+class Progress {
+ public:
+  Progress(size_t total_configs, size_t total_runs)
+      : total_configs_(total_configs), total_runs_(total_runs), start_(std::chrono::steady_clock::now()),
+        tty_(isatty(STDERR_FILENO) != 0) {}
+
+  void run_done() {
+    ++runs_;
+    if (tty_) print('\r');
+  }
+  void config_done(const std::string& id, const std::string& note) {
+    ++configs_;
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+    print('\n', id + " " + note);
+  }
+  void skipped(size_t runs) {
+    ++configs_;
+    runs_ += runs;
+  }
+
+ private:
+  void print(char end, const std::string& what = "") {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double done = static_cast<double>(runs_ - skipped_runs_at_start_);
+    const double left = static_cast<double>(total_runs_ - runs_);
+    const double eta = done > 0 ? elapsed / done * left : 0;
+    std::fprintf(stderr, "[sweep] configs %zu/%zu  runs %zu/%zu  elapsed %s  eta %s%s%s%c", configs_, total_configs_,
+                 runs_, total_runs_, clock(elapsed).c_str(), done > 0 ? clock(eta).c_str() : "?",
+                 what.empty() ? "" : "  ", what.c_str(), end);
+    std::fflush(stderr);
+  }
+  static std::string clock(double seconds) {
+    char text[32];
+    const long s = static_cast<long>(seconds);
+    std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    return text;
+  }
+
+ public:
+  void mark_resume_point() { skipped_runs_at_start_ = runs_; }
+
+ private:
+  size_t total_configs_, total_runs_;
+  size_t configs_ = 0, runs_ = 0, skipped_runs_at_start_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  bool tty_;
+};
+
+std::unique_ptr<Communicator> communicator_for(const MpiGroup& group, const DeviceChoice& device) {
+  if (group.size() == 1) return nullptr;
+#ifdef DDPSCALE_CUDA
+  if (device.cuda) return make_nccl_communicator(group, device.device_index);
+#else
+  (void)device;
+#endif
+  return make_mpi_communicator(group);
+}
+
+CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
+  CommBenchOptions options;
+  options.min_bytes = 1024;
+  options.max_bytes = size_t(64) << 20;
+  options.factor = 4;
+  CommBenchTable table;
+  for (const auto& row : run_commbench(comm, group, options)) {
+    table.bytes.push_back(static_cast<double>(row.bytes));
+    table.time_us.push_back(row.time_us);
+    table.algbw_gbs.push_back(row.algbw_gbs);
+    table.busbw_gbs.push_back(row.busbw_gbs);
+  }
+  return table;
+}
+
+}  // namespace
+
+int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options) {
+  const bool leader = mpi.rank() == 0;
+  std::vector<SweepConfig> configs;
+  try {
+    const NcclProfile profile = select_profile(spec, options.nccl_profile);
+    apply_nccl_profile(profile);
+    configs = expand_sweep(spec, profile.name);
+    validate_configs(configs, mpi.size(), device.cuda);
+  } catch (const std::exception& e) {
+    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", e.what());
+    return 2;
+  }
+
+  std::vector<int> skip(configs.size(), 0);
+  std::string refusal;
+  if (leader) {
+    try {
+      refusal = plan_output(options, configs, device.cuda, skip);
+    } catch (const std::exception& e) {
+      refusal = e.what();
+    }
+  }
+  refusal = broadcast_verdict(mpi.world(), refusal);
+  if (!refusal.empty()) {
+    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", refusal.c_str());
+    return 2;
+  }
+  DDPSCALE_MPI_CHECK(MPI_Bcast(skip.data(), static_cast<int>(skip.size()), MPI_INT, 0, mpi.world().handle()));
+
+  // One group and one communicator per world size, made once: creating an NCCL
+  // communicator costs far more than a configuration's short runs.
+  std::set<int> worlds;
+  for (const auto& c : configs) worlds.insert(c.options.world_size);
+  std::map<int, std::unique_ptr<MpiGroup>> groups;
+  std::map<int, std::unique_ptr<Communicator>> comms;
+  for (int w : worlds) {
+    groups[w] = mpi.world().split(mpi.rank() < w ? 0 : -1);
+    if (groups[w]) comms[w] = communicator_for(*groups[w], device);
+  }
+
+  const StudyMetadata metadata = collect_study_metadata(mpi, options.command_line);
+  std::string store_error;
+  const int widest = *worlds.rbegin();
+  CommBenchTable bench;
+  if (options.commbench && widest > 1 && groups[widest]) bench = quick_commbench(*comms[widest], *groups[widest]);
+  if (leader) {
+    try {
+      StudyMetadata with_spec = metadata;
+      with_spec.spec_text = spec.text;
+      if (options.overwrite || !fs::exists(fs::path(options.out_dir) / "study.h5"))
+        write_study(options.out_dir, with_spec, bench);
+    } catch (const std::exception& e) {
+      store_error = e.what();
+    }
+  }
+  store_error = broadcast_verdict(mpi.world(), store_error);
+  if (!store_error.empty()) {
+    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", store_error.c_str());
+    return 1;
+  }
+
+  install_stop_handlers();
+  size_t total_runs = 0;
+  for (const auto& c : configs) total_runs += static_cast<size_t>(c.options.runs);
+  Progress progress(configs.size(), total_runs);
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (skip[i]) progress.skipped(static_cast<size_t>(configs[i].options.runs));
+  progress.mark_resume_point();
+  if (leader)
+    std::fprintf(stderr, "[sweep] %s: %zu configurations (%zu already done), %zu runs, profile %s, out %s\n",
+                 spec.name.c_str(), configs.size(), static_cast<size_t>(std::count(skip.begin(), skip.end(), 1)),
+                 total_runs, configs.empty() ? "default" : configs.front().nccl_profile.c_str(), options.out_dir.c_str());
+
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (skip[i]) continue;
+    if (stop_requested(mpi.world())) {
+      if (leader)
+        std::fprintf(stderr, "\n[sweep] interrupted by signal %d: finished configurations are kept; run again with "
+                             "--resume to continue\n", g_stop_signal.load());
+      return 130;
+    }
+    const auto& config = configs[i];
+    const int w = config.options.world_size;
+    std::string note;
+    if (groups[w]) {
+      ConfigRecord record = run_configuration(config.options, *groups[w], comms[w].get(), device,
+                                              [&](const RunRecord&) { progress.run_done(); });
+      if (leader) {
+        record.params.nccl_profile = config.nccl_profile;
+        record.params.nccl_variables = nccl_variables_in_effect();
+        record.id = config_id(record.params);
+        size_t failed = 0;
+        for (const auto& run : record.runs) failed += run.status != RunStatus::ok;
+        try {
+          write_config(options.out_dir, record);
+          note = failed ? std::to_string(failed) + " failed run(s)" : "ok";
+        } catch (const std::exception& e) {
+          store_error = e.what();
+        }
+      }
+    }
+    store_error = broadcast_verdict(mpi.world(), store_error);
+    if (!store_error.empty()) {
+      if (leader) std::fprintf(stderr, "\nddpscale sweep: %s\n", store_error.c_str());
+      return 1;
+    }
+    if (leader) progress.config_done(config_id(params_of(config, device.cuda)), note);
+  }
+  if (leader) std::fprintf(stderr, "[sweep] done: %zu configurations in %s\n", configs.size(), options.out_dir.c_str());
+  return 0;
+}
+
+}  // namespace ddpscale
