@@ -32,7 +32,8 @@ TrainOptions deterministic_options(double bucket_mb, double first_bucket_mb, boo
 // K steps on 2 ranks with batch b vs. K steps on one process with batch 2b on the same
 // (concatenated) data: gradients averaged over ranks equal the gradient of the mean loss
 // over the global batch, so the parameters must match.
-void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, size_t min_buckets, size_t max_buckets) {
+void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, size_t min_buckets, size_t max_buckets,
+                                      double tolerance = 1e-5) {
   auto comm = make_mpi_communicator(g_mpi->world());
   SessionSetup two;
   two.options = options;
@@ -60,7 +61,7 @@ void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, si
     const auto scale = b[i].abs().max().item<double>();
     worst = std::max(worst, diff / std::max(scale, 1e-12));
   }
-  EXPECT_LT(worst, 1e-5) << "bucket " << options.bucket_mb << " MiB, overlap " << options.overlap;
+  EXPECT_LT(worst, tolerance) << "bucket " << options.bucket_mb << " MiB, overlap " << options.overlap;
   // The parameters really moved, so agreement is not trivially "nothing happened".
   TrainingSession untouched(one);
   EXPECT_GT((b[0] - untouched.parameters()[0]).abs().max().item<double>(), 1e-6);
@@ -71,13 +72,20 @@ TEST(DdpEquivalence, OneBucketNoOverlap) { expect_equivalent_to_single_rank(dete
 TEST(DdpEquivalence, ManyBucketsWithOverlap) { expect_equivalent_to_single_rank(deterministic_options(0.05, 0.01, true), 3, 4, 8); }
 TEST(DdpEquivalence, ManyBucketsNoOverlap) { expect_equivalent_to_single_rank(deterministic_options(0.05, 0.01, false), 3, 4, 8); }
 // 0.001 MiB = 1 KiB: the 799x256 weight (800 KiB) is far bigger than a bucket.
-TEST(DdpEquivalence, ParameterBiggerThanBucket) { expect_equivalent_to_single_rank(deterministic_options(0.001, 0.001, true), 3, 8, 8);  // one per parameter }
+// One bucket per parameter: mlp-medium has 8.
+TEST(DdpEquivalence, ParameterBiggerThanBucket) {
+  expect_equivalent_to_single_rank(deterministic_options(0.001, 0.001, true), 3, 8, 8);
+}
 
 TEST(DdpEquivalence, AdamToo) {
   auto options = deterministic_options(0.05, 0.01, true);
   options.optimizer = "adam";
   options.lr = 1e-3;
-  expect_equivalent_to_single_rank(options, 3, 4, 8);
+  // Adam divides by sqrt(v): a gradient near zero moves its parameter by ~lr whatever its
+  // size, so float32 rounding differences between the two summation orders show up at
+  // ~lr * 1e-2 instead of 1e-7. Measured 4.5e-5; 1e-4 still catches any real error (a
+  // missing average, a stale bucket), which shows up at lr scale, 1e-3 here.
+  expect_equivalent_to_single_rank(options, 3, 4, 8, 1e-4);
 }
 
 TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {

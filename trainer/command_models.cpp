@@ -28,9 +28,10 @@ int run_models_command(int argc, char** argv) {
       return 0;
     }
     names = args.count("names") ? args["names"].as<std::vector<std::string>>() : builtin_model_names();
+    std::vector<ModelDescription> described;
+    for (const auto& name : names) described.push_back(describe_model(name, ModelOptions{}));
     std::printf("%-20s %14s %12s %12s  %s\n", "name", "parameters", "weights", "adam state", "layers");
-    for (const auto& name : names) {
-      const auto d = describe_model(name, ModelOptions{});
+    for (const auto& d : described) {
       std::printf("%-20s %14lld %12s %12s  %s\n", d.name.c_str(), static_cast<long long>(d.parameters),
                   mebibytes(d.weight_bytes_fp32).c_str(), mebibytes(d.adam_state_bytes_fp32).c_str(), d.layers.c_str());
     }

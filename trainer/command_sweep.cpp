@@ -65,6 +65,7 @@ int run_sweep_command(int argc, char** argv) {
   DeviceChoice device;
   try {
     device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
+    share_cpu_cores(mpi, device);
   } catch (const std::exception& e) {
     if (mpi.rank() == 0) std::cerr << "ddpscale sweep: " << e.what() << std::endl;
     return 2;

@@ -111,6 +111,7 @@ int run_train_command(int argc, char** argv) {
   try {
     device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
     validate_train_options(train, mpi.size(), device.cuda);
+    share_cpu_cores(mpi, device);
   } catch (const std::exception& e) {
     if (mpi.rank() == 0) std::cerr << "ddpscale train: " << e.what() << std::endl;
     return 2;

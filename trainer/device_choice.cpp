@@ -1,5 +1,10 @@
 #include "device_choice.hpp"
 
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <thread>
+
 #include "cli_util.hpp"
 #include "gpu_info.hpp"
 #include "mpi_context.hpp"
@@ -27,6 +32,16 @@ DeviceChoice choose_device(const MpiContext& mpi, const std::string& requested, 
   choice.cuda = true;
   choice.device_index = mpi.local_rank() % gpus;
   return choice;
+}
+
+}  // namespace ddpscale
+
+namespace ddpscale {
+
+void share_cpu_cores(const MpiContext& mpi, const DeviceChoice& device) {
+  if (device.cuda) return;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(std::max(1, cores / std::max(1, mpi.local_size())));
 }
 
 }  // namespace ddpscale

@@ -19,4 +19,8 @@ struct DeviceChoice {
 // it has GPUs and allow_shared_gpu is false.
 DeviceChoice choose_device(const MpiContext& mpi, const std::string& requested, bool allow_shared_gpu);
 
+// On CPU, ranks of one node share its cores: each gets cores / ranks-per-node LibTorch
+// threads, so two ranks on two cores do not fight four threads over two cores.
+void share_cpu_cores(const MpiContext& mpi, const DeviceChoice& device);
+
 }  // namespace ddpscale

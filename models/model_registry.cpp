@@ -1,0 +1,258 @@
+#include "model_registry.hpp"
+
+#include <sstream>
+
+#include "model_shapes.hpp"
+
+namespace ddpscale {
+namespace {
+
+constexpr int64_t kMinFamilySize = 100'000;
+constexpr int64_t kMaxFamilySize = 2'000'000'000;
+
+int64_t or_default(int64_t value, int64_t fallback) { return value > 0 ? value : fallback; }
+
+// ---------------------------------------------------------------------------------------
+// Modules. Parameters are registered in the order the data flows, which is the order the
+// DDP engine buckets in reverse.
+
+class MlpModel final : public Model {
+ public:
+  explicit MlpModel(const MlpShape& shape, bool dropout) : dropout_(dropout ? shape.dropout : 0.0) {
+    for (size_t i = 0; i + 1 < shape.widths.size(); ++i)
+      layers_.push_back(register_module("fc" + std::to_string(i + 1),
+                                        torch::nn::Linear(shape.widths[i], shape.widths[i + 1])));
+  }
+  torch::Tensor forward(const torch::Tensor& inputs) override {
+    torch::Tensor x = inputs;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      x = layers_[i]->forward(x);
+      if (i + 1 == layers_.size()) break;  // the output layer has no activation
+      x = torch::relu(x);
+      if (dropout_ > 0) x = torch::dropout(x, dropout_, is_training());
+    }
+    return x;
+  }
+
+ private:
+  std::vector<torch::nn::Linear> layers_;
+  double dropout_;
+};
+
+class RecurrentModel final : public Model {
+ public:
+  RecurrentModel(const RecurrentShape& s, bool dropout) : is_lstm_(s.cell == "lstm") {
+    // Dropout between stacked recurrent layers, as Keras' recurrent_dropout stand-in.
+    const double p = dropout ? 0.2 : 0.0;
+    if (is_lstm_)
+      lstm_ = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(s.features, s.hidden)
+                                                          .num_layers(s.layers).batch_first(true).dropout(p)));
+    else
+      gru_ = register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(s.features, s.hidden)
+                                                       .num_layers(s.layers).batch_first(true).dropout(p)));
+    head_ = register_module("head", torch::nn::Linear(s.hidden, s.classes));
+  }
+  torch::Tensor forward(const torch::Tensor& inputs) override {
+    torch::Tensor sequence = is_lstm_ ? std::get<0>(lstm_->forward(inputs)) : std::get<0>(gru_->forward(inputs));
+    return head_->forward(sequence.select(1, sequence.size(1) - 1));  // last time step
+  }
+
+ private:
+  bool is_lstm_;
+  torch::nn::LSTM lstm_{nullptr};
+  torch::nn::GRU gru_{nullptr};
+  torch::nn::Linear head_{nullptr};
+};
+
+class TransformerModel final : public Model {
+ public:
+  TransformerModel(const TransformerShape& s, bool dropout) {
+    tokens_ = register_module("tokens", torch::nn::Embedding(s.vocab, s.d_model));
+    positions_ = register_module("positions", torch::nn::Embedding(s.seq_len, s.d_model));
+    for (int64_t i = 0; i < s.layers; ++i)
+      blocks_.push_back(register_module(
+          "block" + std::to_string(i),
+          torch::nn::TransformerEncoderLayer(torch::nn::TransformerEncoderLayerOptions(s.d_model, s.heads)
+                                                 .dim_feedforward(s.ff)
+                                                 .dropout(dropout ? s.dropout : 0.0))));
+    head_ = register_module("head", torch::nn::Linear(s.d_model, s.classes));
+  }
+  torch::Tensor forward(const torch::Tensor& inputs) override {
+    const auto positions = torch::arange(inputs.size(1), inputs.options().dtype(torch::kLong));
+    // LibTorch's encoder layer takes (sequence, batch, features) in both 1.13 and 2.x.
+    torch::Tensor x = (tokens_->forward(inputs) + positions_->forward(positions)).transpose(0, 1);
+    for (auto& block : blocks_) x = block->forward(x);
+    return head_->forward(x.mean(0));
+  }
+
+ private:
+  torch::nn::Embedding tokens_{nullptr}, positions_{nullptr};
+  std::vector<torch::nn::TransformerEncoderLayer> blocks_;
+  torch::nn::Linear head_{nullptr};
+};
+
+// ---------------------------------------------------------------------------------------
+// The registry: every name resolves to one shape.
+
+enum class Family { mlp, lstm, gru, transformer };
+
+struct ResolvedModel {
+  Family family;
+  MlpShape mlp;
+  RecurrentShape recurrent;
+  TransformerShape transformer;
+};
+
+std::string valid_names_text() {
+  std::string text;
+  for (const auto& n : builtin_model_names()) text += (text.empty() ? "" : ", ") + n;
+  return text + ", or a size family mlp@<size> / transformer@<size> (e.g. mlp@10M, transformer@100M; 100K to 2B)";
+}
+
+int64_t family_size(const std::string& name, const std::string& size_text) {
+  int64_t size = 0;
+  try {
+    size = parse_parameter_count(size_text);
+  } catch (const std::invalid_argument& e) {
+    throw UnknownModelError("model '" + name + "': " + e.what());
+  }
+  if (size < kMinFamilySize || size > kMaxFamilySize)
+    throw UnknownModelError("model '" + name + "': size families go from 100K to 2B parameters");
+  return size;
+}
+
+RecurrentShape recurrent_shape(const std::string& cell, const ModelOptions& o) {
+  RecurrentShape s;
+  s.cell = cell;
+  s.features = or_default(o.features, 32);
+  s.classes = or_default(o.classes, 10);
+  s.seq_len = or_default(o.seq_len, 64);
+  return s;
+}
+
+ResolvedModel resolve(const std::string& name, const ModelOptions& o) {
+  ResolvedModel m{};
+  if (name == "mlp-medium") {
+    // 799 -> 256 -> 128 -> 64 -> 192: exactly the seed's 258,432 parameters.
+    m.family = Family::mlp;
+    m.mlp = MlpShape{{or_default(o.features, 799), 256, 128, 64, or_default(o.classes, 192)}, 0.2};
+  } else if (name == "mlp-large") {
+    // 4608 -> 1024 -> 1024 -> 512 -> 512 -> 256 -> 768: exactly the seed's 6,885,376.
+    m.family = Family::mlp;
+    m.mlp = MlpShape{{or_default(o.features, 4608), 1024, 1024, 512, 512, 256, or_default(o.classes, 768)}, 0.3};
+  } else if (name == "lstm") {
+    m.family = Family::lstm;
+    m.recurrent = recurrent_shape("lstm", o);
+  } else if (name == "gru") {
+    m.family = Family::gru;
+    m.recurrent = recurrent_shape("gru", o);
+  } else if (name == "transformer") {
+    m.family = Family::transformer;
+    m.transformer = TransformerShape{};
+  } else if (name.rfind("mlp@", 0) == 0) {
+    m.family = Family::mlp;
+    m.mlp = mlp_for_size(family_size(name, name.substr(4)));
+  } else if (name.rfind("transformer@", 0) == 0) {
+    m.family = Family::transformer;
+    m.transformer = transformer_for_size(family_size(name, name.substr(12)));
+  } else {
+    throw UnknownModelError("unknown model '" + name + "'; choose " + valid_names_text());
+  }
+  if (m.family == Family::transformer) {
+    m.transformer.vocab = or_default(o.vocab, m.transformer.vocab);
+    m.transformer.seq_len = or_default(o.seq_len, m.transformer.seq_len);
+    m.transformer.classes = or_default(o.classes, m.transformer.classes);
+  } else if (m.family == Family::mlp && name.rfind("mlp@", 0) == 0) {
+    if (o.features > 0) m.mlp.widths.front() = o.features;
+    if (o.classes > 0) m.mlp.widths.back() = o.classes;
+  }
+  return m;
+}
+
+std::string join_widths(const std::vector<int64_t>& widths) {
+  std::string text;
+  for (int64_t w : widths) text += (text.empty() ? "" : "-") + std::to_string(w);
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_model_names() { return {"mlp-medium", "mlp-large", "lstm", "gru", "transformer"}; }
+
+ModelDescription describe_model(const std::string& name, const ModelOptions& options) {
+  const ResolvedModel m = resolve(name, options);
+  ModelDescription d;
+  d.name = name;
+  std::ostringstream layers;
+  switch (m.family) {
+    case Family::mlp:
+      d.family = "mlp";
+      d.parameters = mlp_parameters(m.mlp);
+      layers << "Linear " << join_widths(m.mlp.widths) << ", ReLU + Dropout(" << m.mlp.dropout << ") between";
+      break;
+    case Family::lstm:
+    case Family::gru:
+      d.family = m.recurrent.cell;
+      d.parameters = recurrent_parameters(m.recurrent);
+      layers << (m.family == Family::lstm ? "LSTM" : "GRU") << " " << m.recurrent.layers << "x" << m.recurrent.hidden
+             << " on " << m.recurrent.seq_len << "x" << m.recurrent.features << " inputs, Linear head -> "
+             << m.recurrent.classes;
+      break;
+    case Family::transformer:
+      d.family = "transformer";
+      d.parameters = transformer_parameters(m.transformer);
+      layers << "Embedding " << m.transformer.vocab << "x" << m.transformer.d_model << " + positions "
+             << m.transformer.seq_len << ", " << m.transformer.layers << " encoder blocks (d " << m.transformer.d_model
+             << ", " << m.transformer.heads << " heads, ff " << m.transformer.ff << "), mean-pool, Linear -> "
+             << m.transformer.classes;
+      break;
+  }
+  d.layers = layers.str();
+  d.weight_bytes_fp32 = d.parameters * 4;
+  d.adam_state_bytes_fp32 = d.parameters * 8;
+  return d;
+}
+
+std::shared_ptr<Model> build_model(const std::string& name, const ModelOptions& options) {
+  const ResolvedModel m = resolve(name, options);
+  switch (m.family) {
+    case Family::mlp: return std::make_shared<MlpModel>(m.mlp, options.dropout);
+    case Family::lstm:
+    case Family::gru: return std::make_shared<RecurrentModel>(m.recurrent, options.dropout);
+    case Family::transformer: return std::make_shared<TransformerModel>(m.transformer, options.dropout);
+  }
+  return nullptr;
+}
+
+SyntheticBatch make_synthetic_batch(const std::string& name, const ModelOptions& options, int64_t batch,
+                                    uint64_t seed, torch::Device device) {
+  const ResolvedModel m = resolve(name, options);
+  auto generator = at::detail::createCPUGenerator(seed);
+  SyntheticBatch b;
+  int64_t classes = 0;
+  switch (m.family) {
+    case Family::mlp:
+      b.inputs = torch::randn({batch, m.mlp.widths.front()}, generator, torch::kFloat);
+      classes = m.mlp.widths.back();
+      break;
+    case Family::lstm:
+    case Family::gru:
+      b.inputs = torch::randn({batch, m.recurrent.seq_len, m.recurrent.features}, generator, torch::kFloat);
+      classes = m.recurrent.classes;
+      break;
+    case Family::transformer:
+      b.inputs = torch::randint(0, m.transformer.vocab, {batch, m.transformer.seq_len}, generator, torch::kLong);
+      classes = m.transformer.classes;
+      break;
+  }
+  b.labels = torch::randint(0, classes, {batch}, generator, torch::kLong);
+  b.inputs = b.inputs.to(device);
+  b.labels = b.labels.to(device);
+  return b;
+}
+
+torch::Tensor model_loss(const torch::Tensor& logits, const torch::Tensor& labels) {
+  return torch::nn::functional::cross_entropy(logits, labels);
+}
+
+}  // namespace ddpscale
