@@ -1,5 +1,7 @@
-// The DDP engine on 2 MPI ranks (CPU): numerical equivalence with single-rank training,
-// parameter broadcast, the unused-parameter error, and phases that add up to the step.
+// The DDP engine on 2 ranks: numerical equivalence with single-rank training, parameter
+// broadcast, the unused-parameter error, and phases that add up to the step. Built twice:
+// on CPU with the MPI backend (label mpi), and with DDPSCALE_TEST_ON_GPU on 2 GPUs with
+// NCCL (label gpu, skipped without GPUs).
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -9,11 +11,26 @@
 #include "mpi_test_env.hpp"
 #include "step_clock.hpp"
 #include "training_session.hpp"
+#ifdef DDPSCALE_TEST_ON_GPU
+#include "gpu_info.hpp"
+#include "nccl_communicator.hpp"
+#endif
 
 namespace ddpscale {
 namespace {
 
 using testing::g_mpi;
+
+#ifdef DDPSCALE_TEST_ON_GPU
+torch::Device test_device() { return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(g_mpi->local_rank())); }
+std::unique_ptr<Communicator> make_test_comm() { return make_nccl_communicator(g_mpi->world(), g_mpi->local_rank()); }
+#define SKIP_WITHOUT_DEVICE() \
+  if (visible_gpu_count() < 2) GTEST_SKIP() << "needs 2 GPUs"
+#else
+torch::Device test_device() { return torch::kCPU; }
+std::unique_ptr<Communicator> make_test_comm() { return make_mpi_communicator(g_mpi->world()); }
+#define SKIP_WITHOUT_DEVICE() (void)0
+#endif
 
 TrainOptions deterministic_options(double bucket_mb, double first_bucket_mb, bool overlap) {
   TrainOptions o;
@@ -34,12 +51,14 @@ TrainOptions deterministic_options(double bucket_mb, double first_bucket_mb, boo
 // over the global batch, so the parameters must match.
 void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, size_t min_buckets, size_t max_buckets,
                                       double tolerance = 1e-5) {
-  auto comm = make_mpi_communicator(g_mpi->world());
+  SKIP_WITHOUT_DEVICE();  // marks the calling test skipped and returns
+  auto comm = make_test_comm();
   SessionSetup two;
   two.options = options;
   two.rank = g_mpi->rank();
   two.world_size = 2;
   two.comm = comm.get();
+  two.device = test_device();
   TrainingSession distributed(two);
   EXPECT_GE(distributed.bucket_count(), min_buckets);
   EXPECT_LE(distributed.bucket_count(), max_buckets);
@@ -49,6 +68,7 @@ void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, si
   one.options = options;
   one.options.batch = options.batch * 2;
   one.world_size = 1;
+  one.device = test_device();
   TrainingSession single(one);
   single.train_steps(steps);
 
@@ -57,7 +77,7 @@ void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, si
   ASSERT_EQ(a.size(), b.size());
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    const auto diff = (a[i] - b[i]).abs().max().item<double>();
+    const auto diff = (a[i] - b[i]).abs().max().item<double>();  // both on the same device
     const auto scale = b[i].abs().max().item<double>();
     worst = std::max(worst, diff / std::max(scale, 1e-12));
   }
@@ -67,7 +87,8 @@ void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, si
   EXPECT_GT((b[0] - untouched.parameters()[0]).abs().max().item<double>(), 1e-6);
 }
 
-TEST(DdpEquivalence, OneBucketWithOverlap) { expect_equivalent_to_single_rank(deterministic_options(100, 100, true), 3, 1, 1); }
+TEST(DdpEquivalence, OneBucketWithOverlap) {
+  expect_equivalent_to_single_rank(deterministic_options(100, 100, true), 3, 1, 1); }
 TEST(DdpEquivalence, OneBucketNoOverlap) { expect_equivalent_to_single_rank(deterministic_options(100, 100, false), 3, 1, 1); }
 TEST(DdpEquivalence, ManyBucketsWithOverlap) { expect_equivalent_to_single_rank(deterministic_options(0.05, 0.01, true), 3, 4, 8); }
 TEST(DdpEquivalence, ManyBucketsNoOverlap) { expect_equivalent_to_single_rank(deterministic_options(0.05, 0.01, false), 3, 4, 8); }
@@ -78,6 +99,7 @@ TEST(DdpEquivalence, ParameterBiggerThanBucket) {
 }
 
 TEST(DdpEquivalence, AdamToo) {
+  SKIP_WITHOUT_DEVICE();
   auto options = deterministic_options(0.05, 0.01, true);
   options.optimizer = "adam";
   options.lr = 1e-3;
@@ -89,13 +111,15 @@ TEST(DdpEquivalence, AdamToo) {
 }
 
 TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {
-  auto comm = make_mpi_communicator(g_mpi->world());
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
   SessionSetup setup;
   setup.options = deterministic_options(25, 1, true);
   setup.options.seed = 1000 + 17 * static_cast<uint64_t>(g_mpi->rank());  // different init on each rank
   setup.rank = g_mpi->rank();
   setup.world_size = 2;
   setup.comm = comm.get();
+  setup.device = test_device();
   TrainingSession session(setup);
   const auto [sum, abs_sum] = session.parameter_checksum();
   double values[2] = {sum, abs_sum}, other[2];
@@ -111,9 +135,10 @@ TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {
 }
 
 TEST(DdpReducer, UnusedParameterIsNamed) {
-  auto comm = make_mpi_communicator(g_mpi->world());
-  auto used = torch::ones({3}, torch::requires_grad());
-  auto unused = torch::ones({2}, torch::requires_grad());
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  auto used = torch::ones({3}, torch::TensorOptions(test_device()).requires_grad(true));
+  auto unused = torch::ones({2}, torch::TensorOptions(test_device()).requires_grad(true));
   GradientReducer reducer({used, unused}, {"encoder.weight", "head.bias"}, *comm, ReducerOptions{}, nullptr);
   reducer.prepare_for_backward();
   (used * 2).sum().backward();
@@ -126,18 +151,20 @@ TEST(DdpReducer, UnusedParameterIsNamed) {
 }
 
 TEST(DdpReducer, GradientsAreViewsIntoBucketsAndAveraged) {
-  auto comm = make_mpi_communicator(g_mpi->world());
-  auto w = torch::zeros({4}, torch::requires_grad());
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  auto w = torch::zeros({4}, torch::TensorOptions(test_device()).requires_grad(true));
   GradientReducer reducer({w}, {"w"}, *comm, ReducerOptions{}, nullptr);
   reducer.prepare_for_backward();
   // d/dw sum(w * c) = c; rank r uses c = r + 1, so the average is 1.5.
   (w * static_cast<float>(g_mpi->rank() + 1)).sum().backward();
   reducer.finish_backward();
-  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({4}, 1.5f)));
+  EXPECT_TRUE(torch::allclose(w.grad().cpu(), torch::full({4}, 1.5f)));
 }
 
 TEST(DdpTiming, PhasesAddUpToTheStep) {
-  auto comm = make_mpi_communicator(g_mpi->world());
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
   SessionSetup setup;
   setup.options = deterministic_options(0.05, 0.01, true);
   setup.options.phase_timing = true;
@@ -146,6 +173,7 @@ TEST(DdpTiming, PhasesAddUpToTheStep) {
   setup.rank = g_mpi->rank();
   setup.world_size = 2;
   setup.comm = comm.get();
+  setup.device = test_device();
   TrainingSession session(setup);
   RankTimings timings;
   std::vector<float> losses;
