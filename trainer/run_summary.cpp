@@ -66,3 +66,20 @@ void print_config_summary(std::FILE* out, const ConfigRecord& record) {
 }
 
 }  // namespace ddpscale
+
+namespace ddpscale {
+
+std::string config_summary_line(const ConfigRecord& record) {
+  std::vector<double> throughput, step_us;
+  for (const auto& run : record.runs) {
+    if (run.status != RunStatus::ok) continue;
+    throughput.push_back(run.samples_per_second);
+    step_us.push_back(run_phase_median(run, Phase::step));
+  }
+  char line[160];
+  std::snprintf(line, sizeof(line), "%.1f samples/s, step %.3f ms (medians), %zu/%zu runs ok", median_of(throughput),
+                median_of(step_us) / 1000.0, throughput.size(), record.runs.size());
+  return line;
+}
+
+}  // namespace ddpscale

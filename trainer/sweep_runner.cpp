@@ -18,6 +18,7 @@
 #include "model_registry.hpp"
 #include "mpi_context.hpp"
 #include "run_store.hpp"
+#include "run_summary.hpp"
 #include "system_report.hpp"
 #include "train_options.hpp"
 #include "training_session.hpp"
@@ -47,6 +48,19 @@ bool stop_requested(const MpiGroup& world) {
   int stop = g_stop_signal.load() != 0;
   DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world.handle()));
   return stop != 0;
+}
+
+// A barrier that sleeps while it waits: ranks idle during a world-size-1 configuration
+// must not spin on a core that the measured rank needs (on CPU they share the cores).
+void sleepy_barrier(const MpiGroup& world) {
+  MPI_Request request;
+  DDPSCALE_MPI_CHECK(MPI_Ibarrier(world.handle(), &request));
+  for (;;) {
+    int done = 0;
+    DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    usleep(200);
+  }
 }
 
 // Rank 0 decides, every rank learns the verdict: an empty string means "go on".
@@ -295,16 +309,15 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
         record.params.nccl_profile = config.nccl_profile;
         record.params.nccl_variables = nccl_variables_in_effect();
         record.id = config_id(record.params);
-        size_t failed = 0;
-        for (const auto& run : record.runs) failed += run.status != RunStatus::ok;
         try {
           write_config(options.out_dir, record);
-          note = failed ? std::to_string(failed) + " failed run(s)" : "ok";
+          note = config_summary_line(record);
         } catch (const std::exception& e) {
           store_error = e.what();
         }
       }
     }
+    sleepy_barrier(mpi.world());
     store_error = broadcast_verdict(mpi.world(), store_error);
     if (!store_error.empty()) {
       if (leader) std::fprintf(stderr, "\nddpscale sweep: %s\n", store_error.c_str());
