@@ -14,7 +14,10 @@ namespace {
 
 void reset_peak_memory(const DeviceChoice& device) {
 #ifdef DDPSCALE_CUDA
-  if (device.cuda) c10::cuda::CUDACachingAllocator::resetPeakStats(device.device_index);
+  if (!device.cuda) return;
+  // The caching allocator knows a device only after its first allocation there.
+  torch::empty({1}, torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.device_index)));
+  c10::cuda::CUDACachingAllocator::resetPeakStats(device.device_index);
 #else
   (void)device;
 #endif

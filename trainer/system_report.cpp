@@ -69,8 +69,12 @@ std::string system_report_json(const MpiContext& mpi) {
   json.end_array();
   json.key("links").begin_array();
   for (const auto& l : inventory.links)
-    json.begin_object().field("a", l.a).field("b", l.b).field("path", l.path).field("nvlinks", l.nvlinks)
-        .field("peer_access", l.peer_access).end_object();
+  {
+    json.begin_object().field("a", l.a).field("b", l.b).field("path", l.path);
+    // NVML cannot always match NVLink ends (e.g. in VMs with remapped PCI ids): no count then.
+    if (l.nvlinks > 0) json.field("nvlinks", l.nvlinks);
+    json.field("peer_access", l.peer_access).end_object();
+  }
   json.end_array().end_object();
   json.key("nccl_variables").begin_object();
   for (const auto& [key, value] : nccl_variables_in_effect()) json.field(key, value);
