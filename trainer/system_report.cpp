@@ -68,8 +68,7 @@ std::string system_report_json(const MpiContext& mpi) {
         .field("memory_bytes", static_cast<int64_t>(d.memory_bytes)).field("pci_bus_id", d.pci_bus_id).end_object();
   json.end_array();
   json.key("links").begin_array();
-  for (const auto& l : inventory.links)
-  {
+  for (const auto& l : inventory.links) {
     json.begin_object().field("a", l.a).field("b", l.b).field("path", l.path);
     // NVML cannot always match NVLink ends (e.g. in VMs with remapped PCI ids): no count then.
     if (l.nvlinks > 0) json.field("nvlinks", l.nvlinks);
