@@ -193,6 +193,33 @@ TEST(DdpTiming, PhasesAddUpToTheStep) {
   }
 }
 
+#ifdef DDPSCALE_TEST_ON_GPU
+// PyTorch's fused Adam kernel against LibTorch's own Adam: the same algorithm, so after K
+// steps on the same data the parameters agree up to float32 rounding of a different
+// operation order (the same Adam amplification as in AdamToo, hence 1e-4).
+TEST(FusedAdam, MatchesLibTorchAdam) {
+  SKIP_WITHOUT_DEVICE();
+  auto run_with = [&](const std::string& impl) {
+    SessionSetup setup;
+    setup.options = deterministic_options(25, 1, true);
+    setup.options.optimizer = "adam";
+    setup.options.optimizer_impl = impl;
+    setup.options.lr = 1e-3;
+    setup.device = test_device();
+    TrainingSession session(setup);
+    session.train_steps(5);
+    return session.parameters();
+  };
+  const auto fused = run_with("fused");
+  const auto reference = run_with("libtorch");
+  ASSERT_EQ(fused.size(), reference.size());
+  for (size_t i = 0; i < fused.size(); ++i) {
+    const double diff = (fused[i] - reference[i]).abs().max().item<double>();
+    EXPECT_LT(diff / reference[i].abs().max().item<double>(), 1e-4) << "parameter " << i;
+  }
+}
+#endif
+
 TEST(BucketPlan, ReverseOrderCapsAndOversizedParameters) {
   ReducerOptions options;
   options.first_bucket_mb = 1.0 / 1024;  // 1 KiB

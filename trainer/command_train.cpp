@@ -30,6 +30,8 @@ void add_train_options(cxxopts::Options& options) {
       ("scaling", "weak (per-rank batch fixed) or strong (global batch split)", cxxopts::value<std::string>()->default_value("weak"))
       ("world-size", "ranks that train (0 = all launched)", cxxopts::value<int>()->default_value("0"))
       ("optimizer", "adam or sgd", cxxopts::value<std::string>()->default_value("adam"))
+      ("optimizer-impl", "auto (PyTorch's fused Adam kernel on GPUs, LibTorch's Adam on CPU), libtorch or fused",
+       cxxopts::value<std::string>()->default_value("auto"))
       ("lr", "learning rate", cxxopts::value<double>()->default_value("0.001"))
       ("dtype", "float32 (bf16 is not implemented yet)", cxxopts::value<std::string>()->default_value("float32"))
       ("data", "device (batch resident on the device) or host (pinned copy every step, timed as data)",
@@ -63,6 +65,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.scaling = a["scaling"].as<std::string>();
   o.world_size = a["world-size"].as<int>();
   o.optimizer = a["optimizer"].as<std::string>();
+  o.optimizer_impl = a["optimizer-impl"].as<std::string>();
   o.lr = a["lr"].as<double>();
   o.dtype = a["dtype"].as<std::string>();
   o.data = a["data"].as<std::string>();

@@ -58,7 +58,7 @@ class SpecReader {
 
 const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
                                         "warmup", "steps", "optimizer", "lr", "dtype", "bucket_mb",
-                                        "first_bucket_mb", "overlap", "nccl_profiles", "seed", "dropout",
+                                        "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
                                         "seq_len", "features", "vocab", "classes", "overrides"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
@@ -152,6 +152,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     b.optimizer = r.scalar<std::string>(root["optimizer"], "optimizer", "adam or sgd");
     if (b.optimizer != "adam" && b.optimizer != "sgd") r.fail(root["optimizer"], "optimizer", "must be adam or sgd");
   }
+  if (root["optimizer_impl"]) b.optimizer_impl = r.scalar<std::string>(root["optimizer_impl"], "optimizer_impl", "auto, libtorch or fused");
   if (root["lr"]) b.lr = r.positive<double>(root["lr"], "lr");
   if (root["dtype"]) b.dtype = r.scalar<std::string>(root["dtype"], "dtype", "float32");
   if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");

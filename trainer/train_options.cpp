@@ -33,6 +33,10 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.optimizer != "adam" && o.optimizer != "sgd")
     throw UsageError("--optimizer '" + o.optimizer + "' is not adam or sgd");
   if (!(o.lr > 0) || !std::isfinite(o.lr)) throw UsageError("--lr must be a positive number");
+  if (o.optimizer_impl != "auto" && o.optimizer_impl != "libtorch" && o.optimizer_impl != "fused")
+    throw UsageError("--optimizer-impl '" + o.optimizer_impl + "' is not auto, libtorch or fused");
+  if (o.optimizer_impl == "fused" && (o.optimizer != "adam" || !on_cuda))
+    throw UsageError("--optimizer-impl fused is PyTorch's fused Adam kernel: it needs --optimizer adam on GPUs");
   if (!(o.bucket_mb > 0) || !std::isfinite(o.bucket_mb)) throw UsageError("--bucket-mb must be a positive number");
   if (!(o.first_bucket_mb > 0) || !std::isfinite(o.first_bucket_mb))
     throw UsageError("--first-bucket-mb must be a positive number");
@@ -62,7 +66,7 @@ ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parame
   p.global_batch = global_batch(o, world_size);
   p.world_size = world_size;
   p.scaling = o.scaling;
-  p.optimizer = o.optimizer;
+  p.optimizer = resolved_optimizer(o, on_cuda);
   p.learning_rate = o.lr;
   p.dtype = o.dtype;
   p.bucket_mb = o.bucket_mb;
@@ -74,6 +78,11 @@ ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parame
   p.device = on_cuda ? "cuda" : "cpu";
   p.backend = world_size == 1 ? "none" : (on_cuda ? "nccl" : "mpi");
   return p;
+}
+
+std::string resolved_optimizer(const TrainOptions& o, bool on_cuda) {
+  const bool fused = o.optimizer == "adam" && on_cuda && o.optimizer_impl != "libtorch";
+  return fused ? "adam-fused" : o.optimizer;
 }
 
 std::string config_id(const ConfigParams& p) {

@@ -20,6 +20,7 @@ struct TrainOptions {
   int steps = 100;
   uint64_t seed = 42;
   std::string optimizer = "adam";   // adam | sgd
+  std::string optimizer_impl = "auto";  // auto (fused Adam on GPUs) | libtorch | fused
   double lr = 1e-3;
   double bucket_mb = 25.0;
   double first_bucket_mb = 1.0;    // PyTorch's default: communication starts early in backward
@@ -40,6 +41,9 @@ int64_t global_batch(const TrainOptions& options, int world_size);
 
 // The record of the configuration's parameters, as stored and compared on --resume.
 ConfigParams config_params(const TrainOptions& options, int world_size, int64_t parameters, bool on_cuda);
+
+// "adam-fused" where the fused CUDA kernel will run, else "adam" / "sgd".
+std::string resolved_optimizer(const TrainOptions& options, bool on_cuda);
 
 // A stable, file-name-safe id: "mlp-medium_b32_w2_weak_adam_fp32_bk25_ov_default".
 std::string config_id(const ConfigParams& params);

@@ -15,6 +15,7 @@
 namespace ddpscale {
 
 class GradientReducer;
+class OptimizerStep;
 class StepClock;
 
 struct SessionSetup {
@@ -46,10 +47,12 @@ class TrainingSession {
  private:
   void step(int measured_index);
   void zero_gradients();
+  void use_flat_gradients();
 
   SessionSetup setup_;
   std::shared_ptr<Model> model_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<OptimizerStep> optimizer_;
+  torch::Tensor flat_gradients_;    // world size 1: every .grad is a view into it, zeroed at once
   std::unique_ptr<StepClock> clock_;
   std::unique_ptr<GradientReducer> reducer_;
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device

@@ -1,0 +1,78 @@
+#include "optimizer_step.hpp"
+
+#include <stdexcept>
+
+namespace ddpscale {
+namespace {
+
+class LibTorchOptimizer final : public OptimizerStep {
+ public:
+  LibTorchOptimizer(std::unique_ptr<torch::optim::Optimizer> optimizer, std::string name)
+      : optimizer_(std::move(optimizer)), name_(std::move(name)) {}
+  void step() override { optimizer_->step(); }
+  std::string describe() const override { return name_; }
+
+ private:
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::string name_;
+};
+
+#ifdef DDPSCALE_CUDA
+// torch.optim.Adam(fused=True)'s kernel, called directly: same defaults as LibTorch's
+// Adam (betas 0.9/0.999, eps 1e-8, no weight decay, no amsgrad).
+class FusedAdam final : public OptimizerStep {
+ public:
+  FusedAdam(std::vector<torch::Tensor> parameters, double lr) : parameters_(std::move(parameters)), lr_(lr) {
+    for (const auto& p : parameters_) {
+      exp_avg_.push_back(torch::zeros_like(p));
+      exp_avg_sq_.push_back(torch::zeros_like(p));
+      steps_.push_back(torch::zeros({}, p.options().dtype(torch::kFloat)));
+    }
+  }
+  void step() override {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> grads;
+    grads.reserve(parameters_.size());
+    for (const auto& p : parameters_) grads.push_back(p.grad());
+    at::_fused_adam_(parameters_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, lr_, 0.9, 0.999,
+                     /*weight_decay=*/0.0, /*eps=*/1e-8, /*amsgrad=*/false, /*maximize=*/false);
+  }
+  std::string describe() const override { return "adam-fused"; }
+
+ private:
+  std::vector<torch::Tensor> parameters_, exp_avg_, exp_avg_sq_, steps_;
+  double lr_;
+};
+#endif
+
+}  // namespace
+
+bool fused_adam_available(const torch::Device& device) {
+#ifdef DDPSCALE_CUDA
+  return device.is_cuda();
+#else
+  (void)device;
+  return false;
+#endif
+}
+
+std::unique_ptr<OptimizerStep> make_optimizer(const std::string& kind, bool fused, double lr,
+                                              std::vector<torch::Tensor> parameters) {
+  if (kind == "sgd") {
+    if (fused) throw std::invalid_argument("--fused-optimizer applies to adam only");
+    return std::make_unique<LibTorchOptimizer>(
+        std::make_unique<torch::optim::SGD>(parameters, torch::optim::SGDOptions(lr)), "sgd");
+  }
+  if (kind != "adam") throw std::invalid_argument("unknown optimizer '" + kind + "' (adam or sgd)");
+  if (fused) {
+    if (parameters.empty() || !fused_adam_available(parameters.front().device()))
+      throw std::invalid_argument("the fused Adam kernel needs parameters on a CUDA GPU");
+#ifdef DDPSCALE_CUDA
+    return std::make_unique<FusedAdam>(std::move(parameters), lr);
+#endif
+  }
+  return std::make_unique<LibTorchOptimizer>(
+      std::make_unique<torch::optim::Adam>(parameters, torch::optim::AdamOptions(lr)), "adam");
+}
+
+}  // namespace ddpscale
