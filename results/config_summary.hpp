@@ -1,0 +1,55 @@
+// One configuration's runs reduced to what the report prints: throughput and the time of
+// each phase, summarised over the runs that succeeded and were not outliers.
+// Works on the plain records of run_record.hpp; knows nothing of HDF5.
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "run_record.hpp"
+#include "statistics.hpp"
+#include "thresholds.hpp"
+
+namespace ddpscale {
+
+// The per-step value of one phase across ranks:
+// - Phase::step takes the slowest rank: data parallelism goes at the pace of its slowest
+//   replica, and that is the time the user waits.
+// - Every other phase takes the mean over ranks: a typical replica's breakdown, not one
+//   rank's (rank 0 also does logging and checkpoint bookkeeping). Because "step" is a max
+//   and the others are means, the phases need not add up exactly to the step here.
+// Steps beyond the shortest rank's record are ignored; empty when no rank timed the phase.
+std::vector<double> phase_per_step(const RunRecord& run, Phase phase);
+
+// The median over steps of phase_per_step, per phase, in microseconds (NaN where not timed,
+// e.g. allreduce phases at world size 1). The median, because one slow step (a page fault,
+// a clock change) must not move a run's typical step.
+std::array<double, kPhaseCount> run_phase_medians_us(const RunRecord& run);
+
+struct ConfigSummary {
+  std::string id;
+  ConfigParams params;
+  size_t runs_total = 0;
+  size_t runs_ok = 0;
+  size_t runs_failed = 0;                  // excluded from every statistic below
+  double success_rate = kNaN;              // runs_ok / runs_total; NaN without runs
+  std::vector<std::string> failures;       // "run 3: NaN loss at step 17", one per failed run
+  size_t outliers_removed = 0;             // ok runs removed by the modified Z-score on throughput
+  std::vector<int> kept_run_indices;       // RunRecord::index of the runs the summaries use
+  std::vector<double> kept_throughputs;    // their samples per second (for speedups and tests)
+  Summary throughput;                      // samples per second, global
+  std::array<Summary, kPhaseCount> phase_us;  // of the runs' phase medians, indexed by Phase
+};
+
+// Failed runs out (counted), then outliers by modified Z-score (> 3.5) on the runs'
+// throughputs; a run that is an outlier in throughput leaves every summary, so that the
+// phase breakdown describes the same runs as the throughput.
+ConfigSummary summarize_config(const ConfigRecord& config);
+
+// An N-GPU configuration against its 1-GPU twin (same model and per-rank batch), on the
+// throughputs that survived outlier removal: bootstrap speedup and Welch's p-value, ready
+// for pays_off and the threshold table.
+ConfigSpeedup speedup_over_one_gpu(const ConfigSummary& one_gpu, const ConfigSummary& n_gpu,
+                                   const BootstrapOptions& options = {});
+
+}  // namespace ddpscale

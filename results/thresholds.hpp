@@ -1,0 +1,94 @@
+// From per-configuration speedups to the study's answer: which configurations pay off,
+// the parameter count where N GPUs start to beat 1, and the seed study's table of
+// parameter ranges, computed from measurements instead of typed by hand.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "statistics.hpp"
+
+namespace ddpscale {
+
+// One measured configuration (model x batch x world size) compared with its 1-GPU twin.
+struct ConfigSpeedup {
+  std::string model;
+  int64_t parameters = 0;
+  int64_t batch = 0;        // per rank
+  double speedup = kNaN;    // point estimate, mean throughput(N) / mean throughput(1)
+  Interval speedup_ci;      // bootstrap percentile interval
+  double p_value = kNaN;    // Welch, throughput(N) vs throughput(1)
+  int world_size = 2;
+};
+
+// "Pays off": N GPUs are faster (speedup > 1) and the difference is significant (p < alpha).
+// A configuration whose speedup or p-value could not be computed does not pay off.
+bool pays_off(const ConfigSpeedup& config, double alpha = 0.05);
+
+// Least-squares fit speedup = intercept + slope * log10(parameters).
+struct LogLinearFit {
+  double intercept = kNaN;
+  double slope = kNaN;
+  bool ok = false;  // false with fewer than 2 distinct parameter counts
+};
+LogLinearFit fit_speedup_vs_log10_parameters(const std::vector<ConfigSpeedup>& configs);
+
+// The parameter count where the fitted line crosses speedup 1: 10^((1 - intercept) / slope).
+struct BreakEven {
+  int world_size = 0;
+  size_t configs = 0;           // configurations of that world size used in the fit
+  LogLinearFit fit;
+  bool found = false;           // the fit has a positive slope, so the crossing means "bigger pays"
+  double parameters = kNaN;     // the break-even point; NaN when not found
+  bool extrapolated = false;    // the crossing lies outside the measured parameter counts
+  Interval ci;                  // bootstrap percentile over configurations; NaN bounds: see reason
+  int resamples = 0;
+  int resamples_without_crossing = 0;  // resamples whose slope was not positive (or undefined)
+  std::string reason;           // empty when found with a valid interval; otherwise why not
+};
+// Uses every configuration of the given world size with a finite speedup. The bootstrap
+// resamples configurations with replacement; a resample without a positive slope has no
+// crossing and sorts as +infinity ("never breaks even"), so when more than (1-confidence)/2
+// of the resamples lack one, the upper bound does not exist and both bounds are NaN.
+BreakEven estimate_break_even(const std::vector<ConfigSpeedup>& configs, int world_size,
+                              const BootstrapOptions& options = {});
+
+// A row range of the seed's table: parameters in [low, high).
+struct ParameterRange {
+  std::string label;
+  int64_t low = 0;
+  int64_t high = 0;  // exclusive; INT64_MAX for the open top range
+};
+// < 500K, 500K - 1M, 1M - 5M, 5M - 10M, 10M - 25M, 25M - 50M, >= 50M (as in the seed study;
+// the boundaries are half-open, so a model of exactly 50M parameters is in the last row).
+const std::vector<ParameterRange>& seed_parameter_ranges();
+
+// Wilson score interval of a proportion (successes of trials); invalid when trials == 0.
+// Chosen over the Wald interval because it stays inside [0, 1] and is honest at 0 of 3.
+Interval wilson_interval(int successes, int trials, double confidence = 0.95);
+
+// The word for a share of configurations that paid off, exact on the counts:
+//   not measured: trials == 0
+//   Never:     share == 0
+//   Rarely:    0    < share < 0.20
+//   Sometimes: 0.20 <= share < 0.50
+//   Often:     0.50 <= share < 0.75
+//   Usually:   0.75 <= share < 1
+//   Always:    share == 1
+std::string benefit_word(int paid_off, int measured);
+
+struct ThresholdRow {
+  ParameterRange range;
+  int measured = 0;              // configurations measured in this range (0: "not measured")
+  int paid_off = 0;
+  double share = kNaN;           // paid_off / measured; NaN when not measured
+  Interval share_ci;             // Wilson 95%
+  std::string word;              // benefit_word
+  std::string confidence;        // e.g. "2 of 5 paid off; Wilson 95% CI of the share 12%-77%"
+  std::vector<std::string> models;  // distinct model names measured here, first-seen order
+};
+// One row per seed range for the configurations of one world size.
+std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& configs, int world_size,
+                                          double alpha = 0.05);
+
+}  // namespace ddpscale
