@@ -3,6 +3,7 @@
 // under a temporary name and renamed into place only when complete, so an interrupted
 // study never leaves a half-written file that looks complete.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,23 +14,36 @@ namespace ddpscale {
 
 constexpr const char* kStoreSchema = "ddpscale-run-store";
 constexpr int kStoreSchemaVersion = 1;
+constexpr const char* kStudyFileName = "study.h5";
 
 // An allreduce bandwidth sweep stored with a study (results/ does not depend on comm/).
+// Parallel columns: row i is one message size.
 struct CommBenchTable {
   std::vector<double> bytes, time_us, algbw_gbs, busbw_gbs;
 };
 
-void write_study(const std::string& dir, const StudyMetadata& metadata, const CommBenchTable& commbench);
+// Writes <dir>/study.h5 (replacing an older one); an empty table stores no commbench group.
+void write_study(const std::string& dir, const StudyMetadata& metadata, const CommBenchTable& commbench = {});
+StudyMetadata read_study_metadata(const std::string& dir);
+// The study's commbench table; nullopt when the study has none (world size 1, --no-commbench).
+std::optional<CommBenchTable> read_commbench(const std::string& dir);
+// Replaces the commbench table of an existing <dir>/study.h5, keeping its metadata.
+void write_commbench(const std::string& dir, const CommBenchTable& commbench);
+// Both at once; *commbench is left empty when the study has none.
 StudyMetadata read_study(const std::string& dir, CommBenchTable* commbench = nullptr);
 
-// Writes <dir>/<record.id>.h5 (replacing an older one).
+// Writes <dir>/<record.id>.h5 (replacing an older one). The directory must exist.
 void write_config(const std::string& dir, const ConfigRecord& record);
-// Throws StoreError naming the file for a missing, truncated, foreign or other-version file.
+// Throws StoreError naming the file for a missing, truncated, foreign, incomplete or
+// other-version file.
 ConfigRecord read_config(const std::string& path);
-// Complete configuration files in dir, sorted; not study.h5, not temporary files.
-std::vector<std::string> list_config_files(const std::string& dir);
-// For --resume: the file is readable and its stored parameters equal `params`.
+// Complete configuration files of this schema in dir, sorted; never study.h5 or *.tmp.
+// Files passed over (damaged, foreign, other version) are described in *skipped, if given.
+std::vector<std::string> list_config_files(const std::string& dir, std::vector<std::string>* skipped = nullptr);
+// For --resume: the file is a readable configuration file and same_params holds.
 bool config_file_matches(const std::string& path, const ConfigParams& params);
+// Every ConfigParams field equal except nccl_variables: those record the environment the
+// trainer found at write time, not a setting of the experiment (nccl_profile is the setting).
 bool same_params(const ConfigParams& a, const ConfigParams& b);
 
 }  // namespace ddpscale
