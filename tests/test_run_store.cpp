@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "hdf5_handles.hpp"
 #include "run_store.hpp"
 #include "sample_records.hpp"
 
@@ -12,6 +13,17 @@ namespace fs = std::filesystem;
 
 namespace ddpscale {
 namespace {
+
+// Replaces a root string attribute, to forge a file that some other program wrote.
+void set_root_string_attribute(const std::string& path, const char* name, const std::string& value) {
+  H5File file(DDPSCALE_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), path));
+  DDPSCALE_H5_CHECK(H5Adelete(file.get(), name), path);
+  H5Datatype type(DDPSCALE_H5_CHECK(H5Tcopy(H5T_C_S1), path));
+  DDPSCALE_H5_CHECK(H5Tset_size(type.get(), value.size() + 1), path);
+  H5Dataspace scalar(DDPSCALE_H5_CHECK(H5Screate(H5S_SCALAR), path));
+  H5Attribute attr(DDPSCALE_H5_CHECK(H5Acreate2(file.get(), name, type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), path));
+  DDPSCALE_H5_CHECK(H5Awrite(attr.get(), type.get(), value.c_str()), path);
+}
 
 class RunStore : public ::testing::Test {
  protected:
@@ -22,7 +34,9 @@ class RunStore : public ::testing::Test {
     fs::create_directories(dir);
   }
   void TearDown() override { fs::remove_all(dir); }
-  std::string error_of(const std::string& path) {
+
+  // The StoreError message read_config throws, or "" if it read the file.
+  static std::string read_error(const std::string& path) {
     try {
       read_config(path);
     } catch (const StoreError& e) {
@@ -30,104 +44,287 @@ class RunStore : public ::testing::Test {
     }
     return "";
   }
+  std::string write_sample() {
+    const ConfigRecord record = testing_samples::sample_config();
+    write_config(dir.string(), record);
+    return (dir / (record.id + ".h5")).string();
+  }
+  std::vector<std::string> leftover_temporaries() const {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+      if (entry.path().extension() == ".tmp") found.push_back(entry.path().string());
+    return found;
+  }
+
   fs::path dir;
 };
 
-TEST_F(RunStore, ConfigRoundTrip) {
+TEST_F(RunStore, ConfigRoundTripKeepsEveryValue) {
   const ConfigRecord written = testing_samples::sample_config();
-  write_config(dir.string(), written);
-  const auto files = list_config_files(dir.string());
-  ASSERT_EQ(files.size(), 1u);
-  EXPECT_EQ(fs::path(files[0]).filename().string(), written.id + ".h5");
-  EXPECT_FALSE(fs::exists(files[0] + ".tmp"));
+  const std::string path = write_sample();
+  EXPECT_EQ(list_config_files(dir.string()), std::vector<std::string>{path});
+  EXPECT_TRUE(leftover_temporaries().empty());
 
-  const ConfigRecord read = read_config(files[0]);
-  EXPECT_EQ(read.id, written.id);
+  const ConfigRecord read = read_config(path);
+  EXPECT_EQ(read.id, "mlp-medium_b32_w2_sample");
   EXPECT_TRUE(same_params(read.params, written.params));
-  EXPECT_EQ(read.params.nccl_variables, written.params.nccl_variables);
+  EXPECT_EQ(read.params.model, "mlp-medium");
+  EXPECT_EQ(read.params.parameters, 258432);
+  EXPECT_EQ(read.params.nccl_variables.at("NCCL_ALGO"), "Tree");
+  EXPECT_EQ(read.params.nccl_variables.size(), 2u);
+
   ASSERT_EQ(read.runs.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(read.runs[k].index, static_cast<int>(k));
+    EXPECT_EQ(read.runs[k].seed, 42u + k);
+    EXPECT_DOUBLE_EQ(read.runs[k].samples_per_second, written.runs[k].samples_per_second);
+    ASSERT_EQ(read.runs[k].ranks.size(), 2u);
+    for (size_t r = 0; r < 2; ++r) {
+      const RankTimings& got = read.runs[k].ranks[r];
+      const RankTimings& want = written.runs[k].ranks[r];
+      EXPECT_EQ(got.rank, static_cast<int>(r));
+      EXPECT_EQ(got.phase_us, want.phase_us);  // 7 phases x 5 steps, exact floats
+      EXPECT_DOUBLE_EQ(got.wall_seconds, want.wall_seconds);
+      EXPECT_EQ(got.peak_memory_bytes, want.peak_memory_bytes);
+      EXPECT_EQ(got.gpu_utilization_pct, want.gpu_utilization_pct);
+      EXPECT_EQ(got.gpu_memory_used_mib, want.gpu_memory_used_mib);
+      EXPECT_EQ(got.gpu_power_w, want.gpu_power_w);
+    }
+  }
+  EXPECT_EQ(read.runs[0].status, RunStatus::ok);
+  EXPECT_EQ(read.runs[0].failure, "");
+  EXPECT_EQ(read.runs[0].loss, written.runs[0].loss);
+  EXPECT_FLOAT_EQ(read.runs[2].ranks[1].phase_us[static_cast<size_t>(Phase::step)][4],
+                  testing_samples::sample_phase_us(2, 1, 6, 4));
+  // NVML series of different lengths per rank come back with their own lengths.
+  EXPECT_EQ(read.runs[0].ranks[0].gpu_power_w, (std::vector<float>{100, 110, 120}));
+  EXPECT_EQ(read.runs[0].ranks[1].gpu_power_w, (std::vector<float>{130, 140}));
+
   EXPECT_EQ(read.runs[1].status, RunStatus::failed);
   EXPECT_EQ(read.runs[1].failure, "non-finite loss (nan) at measured step 3");
-  EXPECT_DOUBLE_EQ(read.runs[2].samples_per_second, written.runs[2].samples_per_second);
-  EXPECT_EQ(read.runs[0].loss, written.runs[0].loss);
-  ASSERT_EQ(read.runs[0].ranks.size(), 2u);
-  for (int p = 0; p < kPhaseCount; ++p)
-    EXPECT_EQ(read.runs[2].ranks[1].phase_us[static_cast<size_t>(p)], written.runs[2].ranks[1].phase_us[static_cast<size_t>(p)]);
-  EXPECT_EQ(read.runs[0].ranks[1].peak_memory_bytes, written.runs[0].ranks[1].peak_memory_bytes);
-  EXPECT_DOUBLE_EQ(read.runs[0].ranks[0].wall_seconds, written.runs[0].ranks[0].wall_seconds);
-  // NVML series of different lengths per rank come back with their own lengths.
-  EXPECT_EQ(read.runs[0].ranks[0].gpu_utilization_pct, written.runs[0].ranks[0].gpu_utilization_pct);
-  EXPECT_EQ(read.runs[0].ranks[1].gpu_utilization_pct, written.runs[0].ranks[1].gpu_utilization_pct);
-  EXPECT_EQ(read.runs[0].ranks[1].gpu_power_w.size(), 2u);
+  ASSERT_EQ(read.runs[1].loss.size(), 5u);
+  EXPECT_TRUE(std::isnan(read.runs[1].loss[3]));
+  EXPECT_FLOAT_EQ(read.runs[1].loss[4], 1.6f);
+}
+
+// A run that failed early: one rank measured 2 steps, the other none, no NVML samples.
+TEST_F(RunStore, FailedRunWithUnevenRanksKeepsEachRanksLength) {
+  ConfigRecord record = testing_samples::sample_config();
+  RunRecord& run = record.runs[1];
+  run.failure = "rank 1: CUDA out of memory";
+  run.loss = {2.5f};
+  for (auto& series : run.ranks[0].phase_us) series.resize(2);
+  for (auto& series : run.ranks[1].phase_us) series.clear();
+  for (auto& rank : run.ranks) rank.gpu_power_w.clear();
+  write_config(dir.string(), record);
+
+  const RunRecord back = read_config((dir / (record.id + ".h5")).string()).runs[1];
+  EXPECT_EQ(back.failure, "rank 1: CUDA out of memory");
+  EXPECT_EQ(back.loss, std::vector<float>{2.5f});
+  ASSERT_EQ(back.ranks.size(), 2u);
+  EXPECT_EQ(back.ranks[0].phase_us[static_cast<size_t>(Phase::forward)],
+            (std::vector<float>{testing_samples::sample_phase_us(1, 0, 1, 0), testing_samples::sample_phase_us(1, 0, 1, 1)}));
+  EXPECT_TRUE(back.ranks[1].phase_us[static_cast<size_t>(Phase::forward)].empty());
+  EXPECT_TRUE(back.ranks[0].gpu_power_w.empty());
+  EXPECT_EQ(back.ranks[0].gpu_utilization_pct, (std::vector<float>{50, 60, 70}));
+}
+
+TEST_F(RunStore, RankWhosePhasesDisagreeIsRefusedAtWrite) {
+  ConfigRecord record = testing_samples::sample_config();
+  record.runs[0].ranks[1].phase_us[3].pop_back();
+  try {
+    write_config(dir.string(), record);
+    FAIL() << "a rank with 5 steps in one phase and 4 in another was written";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / (record.id + ".h5")).string() + ": run 0 rank 1: phases have different step counts");
+  }
+  EXPECT_TRUE(leftover_temporaries().empty());
+  EXPECT_FALSE(fs::exists(dir / (record.id + ".h5")));
 }
 
 TEST_F(RunStore, StudyRoundTripWithCommbench) {
   StudyMetadata meta = testing_samples::sample_metadata();
-  CommBenchTable bench{{1024, 4096}, {10.5, 12.0}, {0.1, 0.34}, {0.1, 0.34}};
+  meta.cuda_version = "12.4";
+  meta.hdf5_version = "1.10.8";
+  meta.spec_text = std::string(100 * 1024, 'y') + "\nend";  // beyond a compact attribute's 64 KiB
+  const CommBenchTable bench{{1024, 4096}, {10.5, 12.0}, {0.1, 0.34}, {0.0975, 0.33}};
   write_study(dir.string(), meta, bench);
-  CommBenchTable back;
-  const StudyMetadata read = read_study(dir.string(), &back);
-  EXPECT_EQ(read.command_line, meta.command_line);
-  EXPECT_EQ(read.spec_text, meta.spec_text);
-  EXPECT_EQ(read.hostnames, meta.hostnames);
-  EXPECT_EQ(read.gpu_names, meta.gpu_names);
-  EXPECT_EQ(read.nccl_variables, meta.nccl_variables);
-  EXPECT_EQ(back.busbw_gbs, bench.busbw_gbs);
+  EXPECT_TRUE(leftover_temporaries().empty());
+
+  const StudyMetadata read = read_study_metadata(dir.string());
+  EXPECT_EQ(read.tool_version, "0.1.0");
+  EXPECT_EQ(read.git_commit, "abc123");
+  EXPECT_EQ(read.command_line, "ddpscale sweep experiments/quick.yaml --out x");
+  EXPECT_EQ(read.created_utc, "2026-11-22T00:00:00Z");
+  EXPECT_EQ(read.spec_text.size(), 100u * 1024 + 4);
+  EXPECT_EQ(read.spec_text.substr(read.spec_text.size() - 4), "\nend");
+  EXPECT_EQ(read.hostnames, (std::vector<std::string>{"node-a", "node-b"}));
+  EXPECT_EQ(read.gpu_names, (std::vector<std::string>{"NVIDIA H200", "NVIDIA H200"}));
+  EXPECT_EQ(read.cuda_version, "12.4");
+  EXPECT_EQ(read.hdf5_version, "1.10.8");
+  EXPECT_EQ(read.gpu_driver, "");
+  EXPECT_EQ(read.link_topology, "GPU0-GPU1 NVLink x18, P2P yes");
+  EXPECT_EQ(read.nccl_variables, (std::map<std::string, std::string>{{"NCCL_NVLS_ENABLE", "0"}}));
+
+  const auto table = read_commbench(dir.string());
+  ASSERT_TRUE(table.has_value());
+  EXPECT_EQ(table->bytes, (std::vector<double>{1024, 4096}));
+  EXPECT_EQ(table->time_us, (std::vector<double>{10.5, 12.0}));
+  EXPECT_EQ(table->algbw_gbs, (std::vector<double>{0.1, 0.34}));
+  EXPECT_EQ(table->busbw_gbs, (std::vector<double>{0.0975, 0.33}));
   EXPECT_TRUE(list_config_files(dir.string()).empty());  // study.h5 is not a configuration
 }
 
-TEST_F(RunStore, RefusesOtherSchemaVersion) {
-  ConfigRecord record = testing_samples::sample_config();
-  write_config(dir.string(), record);
-  const std::string path = list_config_files(dir.string())[0];
-  testing_samples::set_int_attribute(path, "schema_version", 99);
-  EXPECT_EQ(error_of(path), path + ": schema version 99, this ddpscale reads version 1");
+TEST_F(RunStore, StudyWithoutCommbenchAndWithEmptyLists) {
+  StudyMetadata meta = testing_samples::sample_metadata();
+  meta.hostnames.clear();
+  meta.gpu_names.clear();
+  meta.nccl_variables.clear();
+  write_study(dir.string(), meta);
+  EXPECT_FALSE(read_commbench(dir.string()).has_value());
+  CommBenchTable table{{1}, {2}, {3}, {4}};
+  const StudyMetadata read = read_study(dir.string(), &table);
+  EXPECT_TRUE(table.bytes.empty());
+  EXPECT_TRUE(read.hostnames.empty());
+  EXPECT_TRUE(read.gpu_names.empty());
+  EXPECT_TRUE(read.nccl_variables.empty());
+  EXPECT_EQ(read.git_commit, "abc123");
+
+  // Added later, the table replaces the file whole and the metadata survives.
+  write_commbench(dir.string(), {{8}, {1.5}, {0.005}, {0.0075}});
+  EXPECT_EQ(read_commbench(dir.string())->busbw_gbs, std::vector<double>{0.0075});
+  EXPECT_EQ(read_study_metadata(dir.string()).command_line, "ddpscale sweep experiments/quick.yaml --out x");
 }
 
-TEST_F(RunStore, RefusesTruncatedAndForeignFiles) {
-  write_config(dir.string(), testing_samples::sample_config());
-  const std::string path = list_config_files(dir.string())[0];
-  fs::resize_file(path, fs::file_size(path) / 2);
-  EXPECT_NE(error_of(path).find(path + ": "), std::string::npos);
-  EXPECT_TRUE(error_of(path).find("truncated") != std::string::npos) << error_of(path);
+TEST_F(RunStore, CommbenchColumnsOfDifferentLengthAreRefused) {
+  const std::string study = (dir / "study.h5").string();
+  try {
+    write_study(dir.string(), testing_samples::sample_metadata(), {{1, 2}, {1}, {1, 2}, {1, 2}});
+    FAIL() << "ragged commbench table written";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              study + ": commbench columns differ in length (bytes 2, time_us 1, algbw_gbs 2, busbw_gbs 2)");
+  }
+  EXPECT_FALSE(fs::exists(study));
+}
 
+TEST_F(RunStore, RefusesOtherSchemaVersion) {
+  const std::string path = write_sample();
+  testing_samples::set_int_attribute(path, "schema_version", 99);
+  EXPECT_EQ(read_error(path), path + ": schema version 99, this ddpscale reads version 1");
+  EXPECT_FALSE(config_file_matches(path, testing_samples::sample_config().params));
+}
+
+TEST_F(RunStore, RefusesOtherSchemaName) {
+  const std::string path = write_sample();
+  set_root_string_attribute(path, "schema", "someone-elses-store");
+  EXPECT_EQ(read_error(path), path + ": not a ddpscale run store file (no root attribute schema = 'ddpscale-run-store')");
+}
+
+TEST_F(RunStore, RefusesStudyFileAsConfiguration) {
+  write_study(dir.string(), testing_samples::sample_metadata());
+  const std::string study = (dir / "study.h5").string();
+  EXPECT_EQ(read_error(study), study + ": a study file, not a configuration file");
+}
+
+TEST_F(RunStore, RefusesTruncatedFile) {
+  const std::string path = write_sample();
+  fs::resize_file(path, fs::file_size(path) / 2);
+  const std::string message = read_error(path);
+  EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+  EXPECT_NE(message.find("truncated"), std::string::npos) << message;
+}
+
+TEST_F(RunStore, RefusesTextFileAndMissingFile) {
   const std::string text = (dir / "notes.h5").string();
   std::ofstream(text) << "not hdf5\n";
-  EXPECT_EQ(error_of(text), text + ": not an HDF5 file (or truncated)");
-  EXPECT_EQ(error_of((dir / "missing.h5").string()), (dir / "missing.h5").string() + ": no such file");
+  EXPECT_EQ(read_error(text), text + ": not an HDF5 file (or truncated)");
+  const std::string missing = (dir / "missing.h5").string();
+  EXPECT_EQ(read_error(missing), missing + ": no such file");
+  EXPECT_THROW(read_study_metadata((dir / "nowhere").string()), StoreError);
+}
+
+TEST_F(RunStore, RefusesIncompleteFile) {
+  const std::string path = write_sample();
+  testing_samples::set_int_attribute(path, "complete", 0);
+  EXPECT_EQ(read_error(path), path + ": incomplete file (its writer stopped before finishing it)");
 }
 
 TEST_F(RunStore, UnwritableDirectoryNamesThePathAndLeavesNoTemporary) {
   const fs::path file_in_the_way = dir / "plain-file";
   std::ofstream(file_in_the_way) << "x";
   const std::string bad_dir = (file_in_the_way / "sub").string();
-  ConfigRecord record = testing_samples::sample_config();
+  const ConfigRecord record = testing_samples::sample_config();
+  const std::string final_path = bad_dir + "/" + record.id + ".h5";
   try {
     write_config(bad_dir, record);
     FAIL() << "writing under a regular file succeeded";
   } catch (const StoreError& e) {
-    EXPECT_NE(std::string(e.what()).find(bad_dir + "/" + record.id + ".h5"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(final_path + ": H5Fcreate", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unable to create file"), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(fs::exists(bad_dir + "/" + record.id + ".h5.tmp"));
+  EXPECT_FALSE(fs::exists(final_path + ".tmp"));
+  EXPECT_TRUE(leftover_temporaries().empty());
+  EXPECT_THROW(write_study(bad_dir, testing_samples::sample_metadata()), StoreError);
+}
+
+TEST_F(RunStore, RewriteReplacesTheOldFile) {
+  ConfigRecord record = testing_samples::sample_config();
+  write_config(dir.string(), record);
+  record.runs.pop_back();
+  write_config(dir.string(), record);
+  EXPECT_EQ(read_config((dir / (record.id + ".h5")).string()).runs.size(), 2u);
+  EXPECT_TRUE(leftover_temporaries().empty());
 }
 
 TEST_F(RunStore, ResumeMatchesOnlyIdenticalParameters) {
-  const ConfigRecord record = testing_samples::sample_config();
-  write_config(dir.string(), record);
-  const std::string path = list_config_files(dir.string())[0];
-  EXPECT_TRUE(config_file_matches(path, record.params));
-  ConfigParams changed = record.params;
-  changed.measured_steps += 1;
-  EXPECT_FALSE(config_file_matches(path, changed));
-  changed = record.params;
-  changed.bucket_mb = 1;
-  EXPECT_FALSE(config_file_matches(path, changed));
-  EXPECT_FALSE(config_file_matches((dir / "absent.h5").string(), record.params));
+  const ConfigParams params = testing_samples::sample_config().params;
+  const std::string path = write_sample();
+  EXPECT_TRUE(config_file_matches(path, params));
+  ConfigParams other = params;
+  other.measured_steps += 1;
+  EXPECT_FALSE(config_file_matches(path, other));
+  other = params;
+  other.bucket_mb = 1;
+  EXPECT_FALSE(config_file_matches(path, other));
+  other = params;
+  other.overlap = false;
+  EXPECT_FALSE(config_file_matches(path, other));
+  other = params;
+  other.nccl_profile = "nvls_off";
+  EXPECT_FALSE(config_file_matches(path, other));
+  // The environment's NCCL variables are recorded, not compared: a resumed sweep knows
+  // them only once it runs.
+  other = params;
+  other.nccl_variables.clear();
+  EXPECT_TRUE(config_file_matches(path, other));
+  EXPECT_FALSE(config_file_matches((dir / "absent.h5").string(), params));
 }
 
-TEST_F(RunStore, TemporaryFilesAreNotListed) {
+TEST_F(RunStore, ListsOnlyCompleteConfigurationFilesSorted) {
+  ConfigRecord b = testing_samples::sample_config();
+  b.id = "b_config";
+  ConfigRecord a = b;
+  a.id = "a_config";
+  ConfigRecord unfinished = b;
+  unfinished.id = "c_unfinished";
+  write_config(dir.string(), b);
+  write_config(dir.string(), a);
+  write_config(dir.string(), unfinished);
+  testing_samples::set_int_attribute((dir / "c_unfinished.h5").string(), "complete", 0);
+  write_study(dir.string(), testing_samples::sample_metadata());
   std::ofstream((dir / "x.h5.tmp").string()) << "partial";
-  EXPECT_TRUE(list_config_files(dir.string()).empty());
+  std::ofstream((dir / "notes.h5").string()) << "not hdf5";
+  std::ofstream((dir / "readme.txt").string()) << "text";
+
+  std::vector<std::string> skipped;
+  EXPECT_EQ(list_config_files(dir.string(), &skipped),
+            (std::vector<std::string>{(dir / "a_config.h5").string(), (dir / "b_config.h5").string()}));
+  std::sort(skipped.begin(), skipped.end());
+  ASSERT_EQ(skipped.size(), 2u);
+  EXPECT_EQ(skipped[0], (dir / "c_unfinished.h5").string() + ": incomplete file (its writer stopped before finishing it)");
+  EXPECT_EQ(skipped[1], (dir / "notes.h5").string() + ": not an HDF5 file (or truncated)");
+  EXPECT_TRUE(list_config_files((dir / "no-such-dir").string()).empty());
 }
 
 }  // namespace
