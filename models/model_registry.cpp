@@ -117,18 +117,38 @@ int64_t family_size(const std::string& name, const std::string& size_text) {
     throw UnknownModelError("model '" + name + "': " + e.what());
   }
   if (size < kMinFamilySize || size > kMaxFamilySize)
-    throw UnknownModelError("model '" + name + "': size families go from 100K to 2B parameters");
+    throw UnknownModelError("model '" + name + "' asks for " + std::to_string(size) +
+                            " parameters; size families go from 100K to 2B");
   return size;
+}
+
+// The fixed parts (inputs, classes, vocabulary) can outgrow a small target; a family
+// member that misses its size by more than 2% would silently study the wrong model.
+void check_family_fit(const std::string& name, int64_t target, int64_t parameters) {
+  const double ratio = static_cast<double>(parameters) / static_cast<double>(target);
+  if (ratio < 0.98 || ratio > 1.02)
+    throw UnknownModelError("model '" + name + "': with these inputs, classes and vocabulary the nearest shape has " +
+                            std::to_string(parameters) + " parameters, not within 2% of " + std::to_string(target));
 }
 
 RecurrentShape recurrent_shape(const std::string& cell, const ModelOptions& o) {
   RecurrentShape s;
   s.cell = cell;
-  s.features = or_default(o.features, 32);
-  s.classes = or_default(o.classes, 10);
-  s.seq_len = or_default(o.seq_len, 64);
+  s.features = or_default(o.features, s.features);
+  s.classes = or_default(o.classes, s.classes);
+  s.seq_len = or_default(o.seq_len, s.seq_len);
   return s;
 }
+
+TransformerShape transformer_shape(const ModelOptions& o) {
+  TransformerShape s;
+  s.vocab = or_default(o.vocab, s.vocab);
+  s.seq_len = or_default(o.seq_len, s.seq_len);
+  s.classes = or_default(o.classes, s.classes);
+  return s;
+}
+
+bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 ResolvedModel resolve(const std::string& name, const ModelOptions& o) {
   ResolvedModel m{};
@@ -148,23 +168,24 @@ ResolvedModel resolve(const std::string& name, const ModelOptions& o) {
     m.recurrent = recurrent_shape("gru", o);
   } else if (name == "transformer") {
     m.family = Family::transformer;
-    m.transformer = TransformerShape{};
-  } else if (name.rfind("mlp@", 0) == 0) {
+    m.transformer = transformer_shape(o);
+  } else if (starts_with(name, "mlp@")) {
+    const int64_t target = family_size(name, name.substr(4));
     m.family = Family::mlp;
-    m.mlp = mlp_for_size(family_size(name, name.substr(4)));
-  } else if (name.rfind("transformer@", 0) == 0) {
+    m.mlp = mlp_for_size(target, or_default(o.features, 512), or_default(o.classes, 100));
+    check_family_fit(name, target, mlp_parameters(m.mlp));
+  } else if (starts_with(name, "transformer@")) {
+    const int64_t target = family_size(name, name.substr(12));
+    const TransformerShape fixed = transformer_shape(o);
     m.family = Family::transformer;
-    m.transformer = transformer_for_size(family_size(name, name.substr(12)));
+    try {
+      m.transformer = transformer_for_size(target, fixed.vocab, fixed.seq_len, fixed.classes);
+    } catch (const std::invalid_argument& e) {
+      throw UnknownModelError("model '" + name + "': " + e.what());
+    }
+    check_family_fit(name, target, transformer_parameters(m.transformer));
   } else {
     throw UnknownModelError("unknown model '" + name + "'; choose " + valid_names_text());
-  }
-  if (m.family == Family::transformer) {
-    m.transformer.vocab = or_default(o.vocab, m.transformer.vocab);
-    m.transformer.seq_len = or_default(o.seq_len, m.transformer.seq_len);
-    m.transformer.classes = or_default(o.classes, m.transformer.classes);
-  } else if (m.family == Family::mlp && name.rfind("mlp@", 0) == 0) {
-    if (o.features > 0) m.mlp.widths.front() = o.features;
-    if (o.classes > 0) m.mlp.widths.back() = o.classes;
   }
   return m;
 }

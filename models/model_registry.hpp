@@ -12,21 +12,27 @@
 
 namespace ddpscale {
 
-// 0 means "the model's own default" (models/README.md lists them). Changing a width
-// changes the parameter count: the seed's exact counts hold at the defaults.
+// 0 means "the model's own default"; one number cannot serve every model (the seed MLPs
+// need 799 and 4608 inputs, the recurrent models 32 features). Defaults (models/README.md):
+//   seq_len   lstm, gru, transformer, transformer@: 64          (unused by MLPs)
+//   features  mlp-medium 799, mlp-large 4608, mlp@ 512, lstm/gru 32  (unused by transformers)
+//   vocab     transformer, transformer@: 1000                   (unused otherwise)
+//   classes   mlp-medium 192, mlp-large 768, mlp@ 100, lstm/gru/transformer(@) 10
+// Changing features, classes or vocab changes a fixed model's parameter count (the seed's
+// exact counts hold at the defaults); size families are refitted so they keep their size.
 struct ModelOptions {
-  int64_t seq_len = 0;   // lstm, gru, transformer: 64
-  int64_t features = 0;  // mlp-medium 799, mlp-large 4608, mlp@ 512, lstm/gru 32
-  int64_t vocab = 0;     // transformer: 1000
-  int64_t classes = 0;   // mlp-medium 192, mlp-large 768, mlp@ 100, others 10
-  bool dropout = true;   // false: every dropout off (deterministic models for the tests)
+  int64_t seq_len = 0;
+  int64_t features = 0;
+  int64_t vocab = 0;
+  int64_t classes = 0;
+  bool dropout = true;  // false: every dropout off (deterministic models for the tests)
 };
 
 struct ModelDescription {
   std::string name;
-  std::string family;        // mlp | lstm | gru | transformer
+  std::string family;  // mlp | lstm | gru | transformer
   int64_t parameters = 0;
-  std::string layers;        // one-line summary
+  std::string layers;  // one-line summary
   int64_t weight_bytes_fp32 = 0;
   int64_t adam_state_bytes_fp32 = 0;  // two moments per parameter
 };
@@ -38,7 +44,9 @@ class UnknownModelError : public std::invalid_argument {
 
 class Model : public torch::nn::Module {
  public:
-  // inputs from make_synthetic_batch; returns logits [batch, classes].
+  // inputs as make_synthetic_batch makes them: float [batch, features] (MLPs), float
+  // [batch, seq_len, features] (lstm, gru), int64 token ids [batch, seq_len] (transformers).
+  // Returns logits [batch, classes].
   virtual torch::Tensor forward(const torch::Tensor& inputs) = 0;
 };
 
@@ -46,13 +54,19 @@ struct SyntheticBatch {
   torch::Tensor inputs, labels;
 };
 
+// mlp-medium, mlp-large, lstm, gru, transformer (the size families are not listed).
 std::vector<std::string> builtin_model_names();
+// Closed form, allocates nothing: cheap for transformer@2B. Throws UnknownModelError for an
+// unknown name, a malformed size, or a size outside [100K, 2B].
 ModelDescription describe_model(const std::string& name, const ModelOptions& options);
+// Parameters are registered in data-flow order (input layer first); the DDP engine relies on
+// that order being the same on every rank. Initialised from torch's global generator.
 std::shared_ptr<Model> build_model(const std::string& name, const ModelOptions& options);
 // The batch is generated on the CPU from `seed` (identical on every rank and machine) and
 // moved to `device` once: data generation never runs inside a measured step.
 SyntheticBatch make_synthetic_batch(const std::string& name, const ModelOptions& options, int64_t batch,
                                     uint64_t seed, torch::Device device);
+// Mean cross-entropy of logits [batch, classes] against int64 labels [batch].
 torch::Tensor model_loss(const torch::Tensor& logits, const torch::Tensor& labels);
 
 }  // namespace ddpscale
