@@ -2,26 +2,47 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "model_registry.hpp"
+#include "model_shapes.hpp"
 
 namespace ddpscale {
 namespace {
 
-int64_t built_parameter_count(const std::string& name) {
+int64_t built_parameter_count(const std::string& name, const ModelOptions& options = {}) {
   int64_t total = 0;
-  for (const auto& p : build_model(name, ModelOptions{})->parameters()) total += p.numel();
+  for (const auto& p : build_model(name, options)->parameters()) total += p.numel();
   return total;
 }
 
+std::vector<std::string> parameter_names(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& item : build_model(name, {})->named_parameters()) names.push_back(item.key());
+  return names;
+}
+
+// Every size the threshold study sweeps, and the family limits.
+const std::vector<std::pair<std::string, double>> kFamilySizes = {
+    {"100K", 1e5}, {"250K", 2.5e5}, {"1M", 1e6},   {"3M", 3e6},     {"10M", 1e7},  {"30M", 3e7},
+    {"100M", 1e8}, {"300M", 3e8},   {"500M", 5e8}, {"1.5B", 1.5e9}, {"2B", 2e9}};
+
+// Built (allocated) only up to 10M; the closed form covers the rest.
+const std::vector<std::string> kBuildableSizes = {"100K", "250K", "1M", "3M", "10M"};
+
 TEST(Models, SeedModelsHaveTheSeedsExactCounts) {
-  // ../shared/seeds/003: "Medium Model (258,432 parameters)", "Large Model (6,885,376 parameters)".
+  // shared/seeds/003: "Medium Model (258,432 parameters)", "Large Model (6,885,376 parameters)".
   EXPECT_EQ(describe_model("mlp-medium", {}).parameters, 258432);
   EXPECT_EQ(describe_model("mlp-large", {}).parameters, 6885376);
   EXPECT_EQ(built_parameter_count("mlp-medium"), 258432);
   EXPECT_EQ(built_parameter_count("mlp-large"), 6885376);
 }
 
-TEST(Models, SequenceModelsInTheSeedsRangesAndClosedFormIsExact) {
+TEST(Models, SequenceModelsInTheSeedsRanges) {
   const auto lstm = describe_model("lstm", {}).parameters;
   const auto gru = describe_model("gru", {}).parameters;
   const auto transformer = describe_model("transformer", {}).parameters;
@@ -31,16 +52,41 @@ TEST(Models, SequenceModelsInTheSeedsRangesAndClosedFormIsExact) {
   EXPECT_LE(gru, 400000);
   EXPECT_GE(transformer, 1500000);
   EXPECT_LE(transformer, 3000000);
-  EXPECT_EQ(built_parameter_count("lstm"), lstm);
-  EXPECT_EQ(built_parameter_count("gru"), gru);
-  EXPECT_EQ(built_parameter_count("transformer"), transformer);
+}
+
+TEST(Models, ClosedFormEqualsBuiltModelForEveryBuiltinModel) {
+  for (const auto& name : builtin_model_names())
+    EXPECT_EQ(built_parameter_count(name), describe_model(name, {}).parameters) << name;
+}
+
+TEST(Models, ClosedFormEqualsBuiltModelWithOtherOptions) {
+  ModelOptions options;
+  options.seq_len = 16;
+  options.features = 24;
+  options.vocab = 300;
+  options.classes = 7;
+  for (const auto& name : builtin_model_names())
+    EXPECT_EQ(built_parameter_count(name, options), describe_model(name, options).parameters) << name;
+  for (const char* name : {"mlp@1M", "transformer@1M"})
+    EXPECT_EQ(built_parameter_count(name, options), describe_model(name, options).parameters) << name;
+}
+
+TEST(Models, DescriptionsCarryMemoryAndSummary) {
+  const auto d = describe_model("mlp-large", {});
+  EXPECT_EQ(d.name, "mlp-large");
+  EXPECT_EQ(d.family, "mlp");
+  EXPECT_EQ(d.weight_bytes_fp32, 4 * 6885376);
+  EXPECT_EQ(d.adam_state_bytes_fp32, 8 * 6885376);
+  EXPECT_NE(d.layers.find("4608-1024-1024-512-512-256-768"), std::string::npos) << d.layers;
+  EXPECT_EQ(describe_model("lstm", {}).family, "lstm");
+  EXPECT_EQ(describe_model("gru", {}).family, "gru");
+  EXPECT_EQ(describe_model("transformer@100M", {}).family, "transformer");
+  EXPECT_EQ(describe_model("mlp@10M", {}).family, "mlp");
 }
 
 TEST(Models, SizeFamiliesLandWithinTwoPercent) {
   for (const char* family : {"mlp@", "transformer@"}) {
-    for (const auto& [text, target] : std::vector<std::pair<std::string, double>>{
-             {"100K", 1e5}, {"250K", 2.5e5}, {"1M", 1e6}, {"3M", 3e6}, {"10M", 1e7}, {"30M", 3e7},
-             {"100M", 1e8}, {"300M", 3e8}, {"500M", 5e8}, {"1.5B", 1.5e9}}) {
+    for (const auto& [text, target] : kFamilySizes) {
       const auto name = std::string(family) + text;
       const double count = static_cast<double>(describe_model(name, {}).parameters);
       EXPECT_NEAR(count / target, 1.0, 0.02) << name << " has " << count;
@@ -48,31 +94,113 @@ TEST(Models, SizeFamiliesLandWithinTwoPercent) {
   }
 }
 
+TEST(Models, SizeFamiliesKeepTheirSizeWhenTheDataChanges) {
+  ModelOptions options;
+  options.features = 64;
+  options.classes = 3;
+  options.vocab = 5000;
+  options.seq_len = 128;
+  for (const auto& [name, target] : std::vector<std::pair<std::string, double>>{
+           {"mlp@1M", 1e6}, {"mlp@100M", 1e8}, {"transformer@10M", 1e7}, {"transformer@300M", 3e8}}) {
+    const double count = static_cast<double>(describe_model(name, options).parameters);
+    EXPECT_NEAR(count / target, 1.0, 0.02) << name << " has " << count;
+  }
+}
+
 TEST(Models, ClosedFormEqualsBuiltModelForSmallFamilies) {
-  for (const char* name : {"mlp@100K", "mlp@3M", "transformer@100K", "transformer@1M", "transformer@3M"})
-    EXPECT_EQ(built_parameter_count(name), describe_model(name, {}).parameters) << name;
+  for (const char* family : {"mlp@", "transformer@"}) {
+    for (const auto& size : kBuildableSizes) {
+      const auto name = std::string(family) + size;
+      EXPECT_EQ(built_parameter_count(name), describe_model(name, {}).parameters) << name;
+    }
+  }
+}
+
+TEST(Models, TransformerFamilyShapesAreWellFormed) {
+  for (const auto& [text, target] : kFamilySizes) {
+    const auto s = transformer_for_size(static_cast<int64_t>(target));
+    EXPECT_EQ(s.d_model % s.heads, 0) << text;
+    EXPECT_GE(s.ff, s.d_model) << text;
+    EXPECT_GE(s.layers, 1) << text;
+  }
+  // Deterministic: the same size always gives the same shape.
+  const auto a = transformer_for_size(100'000'000), b = transformer_for_size(100'000'000);
+  EXPECT_EQ(std::make_tuple(a.d_model, a.heads, a.ff, a.layers), std::make_tuple(b.d_model, b.heads, b.ff, b.layers));
+}
+
+TEST(Models, ParsesSizesWithSuffixesAndPlainNumbers) {
+  EXPECT_EQ(parse_parameter_count("250K"), 250000);
+  EXPECT_EQ(parse_parameter_count("250k"), 250000);
+  EXPECT_EQ(parse_parameter_count("250000"), 250000);
+  EXPECT_EQ(parse_parameter_count("0.25M"), 250000);
+  EXPECT_EQ(parse_parameter_count("10m"), 10000000);
+  EXPECT_EQ(parse_parameter_count("1.5B"), 1500000000);
+  EXPECT_EQ(describe_model("mlp@10000000", {}).parameters, describe_model("mlp@10M", {}).parameters);
+  for (const char* bad : {"", "M", "10X", "10 M", "-5M", "0", "1e30"})
+    EXPECT_THROW(parse_parameter_count(bad), std::invalid_argument) << bad;
+}
+
+TEST(Models, ParametersRegisterInDataFlowOrderOnEveryBuild) {
+  for (const auto& name : builtin_model_names()) EXPECT_EQ(parameter_names(name), parameter_names(name)) << name;
+  const auto mlp = parameter_names("mlp-medium");
+  EXPECT_EQ(mlp.front(), "fc1.weight");
+  EXPECT_EQ(mlp.back(), "fc4.bias");
+  const auto transformer = parameter_names("transformer");
+  EXPECT_EQ(transformer.front(), "tokens.weight");
+  EXPECT_EQ(transformer.back(), "head.bias");
 }
 
 TEST(Models, ForwardShapes) {
   for (const auto& name : builtin_model_names()) {
     auto model = build_model(name, {});
+    const int64_t classes = describe_model(name, {}).family == "mlp" ? (name == "mlp-medium" ? 192 : 768) : 10;
     const auto batch = make_synthetic_batch(name, {}, 3, 7, torch::kCPU);
     const auto logits = model->forward(batch.inputs);
     ASSERT_EQ(logits.dim(), 2) << name;
     EXPECT_EQ(logits.size(0), 3) << name;
-    EXPECT_GT(batch.labels.max().item<int64_t>() + 1, 0);
-    EXPECT_LT(batch.labels.max().item<int64_t>(), logits.size(1)) << name;
+    EXPECT_EQ(logits.size(1), classes) << name;
     EXPECT_TRUE(std::isfinite(model_loss(logits, batch.labels).item<float>())) << name;
   }
 }
 
+TEST(Models, SyntheticBatchesMatchTheModels) {
+  const auto mlp = make_synthetic_batch("mlp-large", {}, 5, 1, torch::kCPU);
+  EXPECT_EQ(mlp.inputs.sizes(), (std::vector<int64_t>{5, 4608}));
+  EXPECT_EQ(mlp.inputs.scalar_type(), torch::kFloat);
+  const auto lstm = make_synthetic_batch("gru", {}, 5, 1, torch::kCPU);
+  EXPECT_EQ(lstm.inputs.sizes(), (std::vector<int64_t>{5, 64, 32}));
+  ModelOptions options;
+  options.vocab = 50;
+  options.classes = 4;
+  const auto tokens = make_synthetic_batch("transformer", options, 64, 1, torch::kCPU);
+  EXPECT_EQ(tokens.inputs.sizes(), (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(tokens.inputs.scalar_type(), torch::kLong);
+  EXPECT_GE(tokens.inputs.min().item<int64_t>(), 0);
+  EXPECT_LT(tokens.inputs.max().item<int64_t>(), 50);
+  EXPECT_EQ(tokens.labels.sizes(), (std::vector<int64_t>{64}));
+  EXPECT_EQ(tokens.labels.scalar_type(), torch::kLong);
+  EXPECT_GE(tokens.labels.min().item<int64_t>(), 0);
+  EXPECT_LT(tokens.labels.max().item<int64_t>(), 4);
+}
+
 TEST(Models, SyntheticDataFollowsTheSeed) {
-  const auto a = make_synthetic_batch("lstm", {}, 4, 11, torch::kCPU);
-  const auto b = make_synthetic_batch("lstm", {}, 4, 11, torch::kCPU);
-  const auto c = make_synthetic_batch("lstm", {}, 4, 12, torch::kCPU);
-  EXPECT_TRUE(torch::equal(a.inputs, b.inputs));
-  EXPECT_TRUE(torch::equal(a.labels, b.labels));
-  EXPECT_FALSE(torch::equal(a.inputs, c.inputs));
+  for (const auto& name : builtin_model_names()) {
+    const auto a = make_synthetic_batch(name, {}, 16, 11, torch::kCPU);
+    const auto b = make_synthetic_batch(name, {}, 16, 11, torch::kCPU);
+    const auto c = make_synthetic_batch(name, {}, 16, 12, torch::kCPU);
+    EXPECT_TRUE(torch::equal(a.inputs, b.inputs)) << name;
+    EXPECT_TRUE(torch::equal(a.labels, b.labels)) << name;
+    EXPECT_FALSE(torch::equal(a.inputs, c.inputs)) << name;
+  }
+}
+
+TEST(Models, SyntheticDataIsTheSameOnTheGpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const auto cpu = make_synthetic_batch("transformer", {}, 8, 5, torch::kCPU);
+  const auto gpu = make_synthetic_batch("transformer", {}, 8, 5, torch::Device(torch::kCUDA, 0));
+  EXPECT_TRUE(gpu.inputs.is_cuda());
+  EXPECT_TRUE(torch::equal(cpu.inputs, gpu.inputs.cpu()));
+  EXPECT_TRUE(torch::equal(cpu.labels, gpu.labels.cpu()));
 }
 
 TEST(Models, DropoutOffIsDeterministicInTrainMode) {
@@ -84,10 +212,13 @@ TEST(Models, DropoutOffIsDeterministicInTrainMode) {
     const auto batch = make_synthetic_batch(name, options, 2, 3, torch::kCPU);
     EXPECT_TRUE(torch::equal(model->forward(batch.inputs), model->forward(batch.inputs))) << name;
   }
-  auto noisy = build_model("mlp-medium", {});
-  noisy->train();
-  const auto batch = make_synthetic_batch("mlp-medium", {}, 2, 3, torch::kCPU);
-  EXPECT_FALSE(torch::equal(noisy->forward(batch.inputs), noisy->forward(batch.inputs)));
+  // And dropout on really drops, in each family.
+  for (const char* name : {"mlp-medium", "lstm", "transformer"}) {
+    auto noisy = build_model(name, {});
+    noisy->train();
+    const auto batch = make_synthetic_batch(name, {}, 2, 3, torch::kCPU);
+    EXPECT_FALSE(torch::equal(noisy->forward(batch.inputs), noisy->forward(batch.inputs))) << name;
+  }
 }
 
 TEST(Models, UnknownModelsAreNamedWithTheChoices) {
@@ -96,13 +227,34 @@ TEST(Models, UnknownModelsAreNamedWithTheChoices) {
     FAIL();
   } catch (const UnknownModelError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("'resnet50'"), std::string::npos);
-    EXPECT_NE(message.find("mlp-medium"), std::string::npos);
-    EXPECT_NE(message.find("transformer@<size>"), std::string::npos);
+    EXPECT_NE(message.find("'resnet50'"), std::string::npos) << message;
+    for (const auto& name : builtin_model_names()) EXPECT_NE(message.find(name), std::string::npos) << message;
+    EXPECT_NE(message.find("mlp@<size>"), std::string::npos) << message;
+    EXPECT_NE(message.find("transformer@<size>"), std::string::npos) << message;
   }
+  EXPECT_THROW(build_model("resnet50", {}), UnknownModelError);
+  EXPECT_THROW(make_synthetic_batch("resnet50", {}, 1, 1, torch::kCPU), UnknownModelError);
   EXPECT_THROW(describe_model("mlp@10X", {}), UnknownModelError);
-  EXPECT_THROW(describe_model("mlp@50K", {}), UnknownModelError);  // below 100K
-  EXPECT_THROW(describe_model("transformer@3B", {}), UnknownModelError);
+  EXPECT_THROW(describe_model("mlp@", {}), UnknownModelError);
+}
+
+TEST(Models, FamilySizesOutsideTheRangeAreRefusedClearly) {
+  for (const char* name : {"mlp@50K", "transformer@3B", "mlp@99999"}) {
+    try {
+      describe_model(name, {});
+      FAIL() << name;
+    } catch (const UnknownModelError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(name), std::string::npos) << message;
+      EXPECT_NE(message.find("100K to 2B"), std::string::npos) << message;
+    }
+  }
+  EXPECT_NO_THROW(describe_model("mlp@100K", {}));
+  EXPECT_NO_THROW(describe_model("transformer@2B", {}));
+  // A vocabulary whose embedding alone outgrows the target cannot fit.
+  ModelOptions huge_vocab;
+  huge_vocab.vocab = 50000;
+  EXPECT_THROW(describe_model("transformer@100K", huge_vocab), UnknownModelError);
 }
 
 }  // namespace
