@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# On the GPU machine: everything docs/ records from there, as one resumable job. One device
+# command may run 10 minutes and this takes longer, so start it in its own session and
+# poll it:
+#   setsid nohup bash scripts/gpu-campaign.sh >/dev/null 2>&1 &     # start (or continue)
+#   bash scripts/gpu-campaign.sh --status                            # progress, logs to $OUT
+# Steps, in order, each skipped once its marker says done: build and GPU tests, the
+# allreduce sweep, ddpscale against PyTorch DDP, the seed study, the threshold study.
+# Studies are packed into $CAMPAIGN_DIR/*.tar.gz after each step so a cut-off campaign
+# still brings back what it measured.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+campaign="${CAMPAIGN_DIR:-/root/ddpscale-campaign}"
+mkdir -p "$campaign/studies"
+
+pack_studies() {
+  (cd "$campaign/studies" && for study in */; do
+    tar czf "$campaign/${study%/}.tar.gz" "${study%/}"
+  done) 2>/dev/null || true
+}
+
+status() {
+  local out="${OUT:-$campaign/out}"
+  mkdir -p "$out"
+  for f in "$campaign"/*.done "$campaign"/*.failed; do [ -e "$f" ] && echo "$(basename "$f"): $(cat "$f")"; done
+  if flock -n "$campaign/lock" true 2>/dev/null; then echo "campaign: not running"; else echo "campaign: running"; fi
+  tail -n 3 "$campaign"/*.log 2>/dev/null | tr '\r' '\n' | tail -n 40
+  cp "$campaign"/*.log "$campaign"/*.tar.gz "$out"/ 2>/dev/null || true
+  (cd "$campaign" && tar czf "$out/bench.tar.gz" bench 2>/dev/null) || true
+  nvidia-smi --query-gpu=index,utilization.gpu,memory.used,temperature.gpu --format=csv,noheader || true
+}
+
+# step NAME COMMAND...: runs once; the marker holds the wall time, or the exit code.
+step() {
+  local name="$1"
+  shift
+  [ -e "$campaign/$name.done" ] && return 0
+  rm -f "$campaign/$name.failed"
+  local start=$SECONDS
+  log "campaign step $name"
+  if "$@" >"$campaign/$name.log" 2>&1; then
+    echo "$((SECONDS - start)) s, finished $(date -u +%FT%TZ)" >"$campaign/$name.done"
+  else
+    echo "exit $? after $((SECONDS - start)) s" >"$campaign/$name.failed"
+  fi
+  pack_studies
+}
+
+sweep() {
+  local spec="$1" name="$2"
+  "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep "$spec" --out "$campaign/studies/$name" --resume
+}
+
+if [ "${1:-}" = "--status" ]; then
+  status
+  exit 0
+fi
+[ "$DDPSCALE_MODE" = gpu ] || { log "this script is for the GPU machine"; exit 1; }
+exec 9>"$campaign/lock"
+flock -n 9 || { log "a campaign is already running"; exit 0; }
+
+step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
+step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
+step 03-reference env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu-benchmark.sh"
+step 04-seed-study sweep experiments/seed-study.yaml seed-study
+step 05-thresholds sweep experiments/thresholds.yaml thresholds
+log "campaign finished"
