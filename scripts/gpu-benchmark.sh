@@ -6,7 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 out="${OUT:-$DDPSCALE_ROOT/bench-out}"
 mkdir -p "$out"
 [ "$DDPSCALE_MODE" = gpu ] || { log "this script needs the GPU machine"; exit 1; }
-study="$DDPSCALE_ROOT/studies/reference-comparison"
+study="${STUDIES:-$DDPSCALE_ROOT/studies}/reference-comparison"
 
 log "ddpscale: reference comparison sweep"
 "${MPIRUN[@]}" -np 2 "$DDPSCALE_BIN" sweep experiments/reference-comparison.yaml --out "$study" --overwrite \
@@ -23,7 +23,7 @@ for i in 1 2 3; do
   for timing in on off; do
     flag=()
     [ $timing = off ] && flag=(--no-phase-timing)
-    "${MPIRUN[@]}" -np 2 "$DDPSCALE_BIN" train -m mlp-large -b 128 --runs 5 --warmup 10 --steps 200 "${flag[@]}" |
-      grep "throughput" | sed "s/^/timing-$timing /" | tee -a "$out/overhead.txt"
+    "${MPIRUN[@]}" -np 2 "$DDPSCALE_BIN" train -m mlp-large -b 128 --runs 5 --warmup 10 --steps 200 "${flag[@]}" \
+      2>&1 | tee -a "$out/overhead-full.txt" | grep "throughput" | sed "s/^/timing-$timing /" | tee -a "$out/overhead.txt"
   done
 done

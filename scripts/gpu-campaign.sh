@@ -13,7 +13,7 @@ campaign="${CAMPAIGN_DIR:-/root/ddpscale-campaign}"
 mkdir -p "$campaign/studies"
 
 pack_studies() {
-  (cd "$campaign/studies" && for study in */; do
+  (cd "$campaign/studies" && shopt -s nullglob && for study in */; do
     tar czf "$campaign/${study%/}.tar.gz" "${study%/}"
   done) 2>/dev/null || true
 }
@@ -24,7 +24,7 @@ status() {
   for f in "$campaign"/*.done "$campaign"/*.failed; do [ -e "$f" ] && echo "$(basename "$f"): $(cat "$f")"; done
   if flock -n "$campaign/lock" true 2>/dev/null; then echo "campaign: not running"; else echo "campaign: running"; fi
   tail -n 3 "$campaign"/*.log 2>/dev/null | tr '\r' '\n' | tail -n 40
-  cp "$campaign"/*.log "$campaign"/*.tar.gz "$out"/ 2>/dev/null || true
+  (shopt -s nullglob; for f in "$campaign"/*.log "$campaign"/*.tar.gz; do cp "$f" "$out"/; done)
   (cd "$campaign" && tar czf "$out/bench.tar.gz" bench 2>/dev/null) || true
   nvidia-smi --query-gpu=index,utilization.gpu,memory.used,temperature.gpu --format=csv,noheader || true
 }
@@ -59,8 +59,8 @@ exec 9>"$campaign/lock"
 flock -n 9 || { log "a campaign is already running"; exit 0; }
 
 step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
-step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
-step 03-reference env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu-benchmark.sh"
+[ -n "${CAMPAIGN_COMMBENCH:-}" ] && step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
+step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" bash "$DDPSCALE_ROOT/scripts/gpu-benchmark.sh"
 step 04-seed-study sweep experiments/seed-study.yaml seed-study
 step 05-thresholds sweep experiments/thresholds.yaml thresholds
 log "campaign finished"

@@ -34,6 +34,10 @@ class FusedAdam final : public OptimizerStep {
     std::vector<torch::Tensor> grads;
     grads.reserve(parameters_.size());
     for (const auto& p : parameters_) grads.push_back(p.grad());
+    // The kernel reads the step count for the bias corrections but does not advance it:
+    // torch.optim.Adam(fused=True) adds 1 first. Without this, step 1 divides by
+    // 1 - beta^0 = 0 and every parameter becomes NaN.
+    at::_foreach_add_(steps_, 1);
     at::_fused_adam_(parameters_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, lr_, 0.9, 0.999,
                      /*weight_decay=*/0.0, /*eps=*/1e-8, /*amsgrad=*/false, /*maximize=*/false);
   }
