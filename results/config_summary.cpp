@@ -62,14 +62,23 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
   summary.throughput = summarize(filtered.kept);
 
   std::array<std::vector<double>, kPhaseCount> phase_medians;
+  std::vector<double> peaks, utilization;
   for (size_t i : filtered.kept_indices) {
     const RunRecord& run = *ok_runs[i];
     summary.kept_run_indices.push_back(run.index);
+    int64_t peak = 0;
+    for (const RankTimings& rank : run.ranks) {
+      peak = std::max(peak, rank.peak_memory_bytes);
+      utilization.insert(utilization.end(), rank.gpu_utilization_pct.begin(), rank.gpu_utilization_pct.end());
+    }
+    if (peak > 0) peaks.push_back(static_cast<double>(peak));
     const std::array<double, kPhaseCount> medians = run_phase_medians_us(run);
     for (size_t p = 0; p < medians.size(); ++p)
       if (std::isfinite(medians[p])) phase_medians[p].push_back(medians[p]);  // untimed phases stay out
   }
   for (size_t p = 0; p < phase_medians.size(); ++p) summary.phase_us[p] = summarize(phase_medians[p]);
+  summary.peak_memory_bytes = median(peaks);
+  summary.gpu_utilization_pct = mean(utilization);
   return summary;
 }
 

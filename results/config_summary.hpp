@@ -39,6 +39,11 @@ struct ConfigSummary {
   std::vector<double> kept_throughputs;    // their samples per second (for speedups and tests)
   Summary throughput;                      // samples per second, global
   std::array<Summary, kPhaseCount> phase_us;  // of the runs' phase medians, indexed by Phase
+  // Of the same kept runs: the median over runs of the largest rank's allocator peak (NaN
+  // where the device does not report one, e.g. CPU), and the mean of every NVML
+  // utilisation sample of every rank (NaN without samples).
+  double peak_memory_bytes = kNaN;
+  double gpu_utilization_pct = kNaN;
 };
 
 // Failed runs out (counted), then outliers by modified Z-score (> 3.5) on the runs'

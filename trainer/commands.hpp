@@ -9,5 +9,6 @@ int run_commbench_command(int argc, char** argv);
 int run_models_command(int argc, char** argv);
 int run_train_command(int argc, char** argv);
 int run_sweep_command(int argc, char** argv);
+int run_report_command(int argc, char** argv);
 
 }  // namespace ddpscale

@@ -22,6 +22,7 @@ const std::vector<Command>& commands() {
       {"models", ddpscale::run_models_command, "the models: parameter counts, layers, memory"},
       {"train", ddpscale::run_train_command, "train one configuration data-parallel, timing every phase"},
       {"sweep", ddpscale::run_sweep_command, "run a whole study from a YAML spec into HDF5 files (resumable)"},
+      {"report", ddpscale::run_report_command, "study folders -> report (md, html, plots, csv, json); no MPI, no GPU"},
   };
   return all;
 }

@@ -1,0 +1,717 @@
+#include "report_writer.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "report_document.hpp"
+#include "report_plots.hpp"
+#include "summary_export.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpscale {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string gpus_text(int world) { return std::to_string(world) + (world == 1 ? " GPU" : " GPUs"); }
+
+// Ranks are GPUs on a GPU study and processes on a CPU one: say which.
+std::string ranks_text(const ConfigParams& p) {
+  if (p.device == "cuda") return gpus_text(p.world_size);
+  return std::to_string(p.world_size) + (p.world_size == 1 ? " CPU rank" : " CPU ranks");
+}
+
+std::string mean_pm_ci(const Summary& s, double scale = 1.0, int significant = 4) {
+  if (s.n == 0) return "n/a";
+  if (!std::isfinite(s.ci_low) || !std::isfinite(s.ci_high))
+    return format_number(s.mean * scale, significant) + " (n=" + std::to_string(s.n) + ", no CI)";
+  return format_number(s.mean * scale, significant) + " ± " +
+         format_number((s.ci_high - s.ci_low) / 2 * scale, 2);
+}
+
+std::string speedup_text(const ConfigSpeedup& s) {
+  if (!std::isfinite(s.speedup)) return "n/a";
+  std::string text = format_number(s.speedup, 3) + "x";
+  if (s.speedup_ci.valid())
+    text += " [" + format_number(s.speedup_ci.low, 3) + ", " + format_number(s.speedup_ci.high, 3) + "]";
+  else
+    text += " [n/a]";
+  return text;
+}
+
+std::string p_text(double p) {
+  if (!std::isfinite(p)) return "n/a";
+  if (p < 0.001) return "< 0.001";
+  return format_number(p, 2);
+}
+
+std::string percent(double share) { return std::isfinite(share) ? format_number(100 * share, 3) + "%" : "n/a"; }
+
+std::string mib_text(double bytes) { return std::isfinite(bytes) ? format_number(bytes / kMiB, 4) + " MiB" : "n/a"; }
+
+std::string parameters_text(double parameters) {
+  if (!std::isfinite(parameters)) return "n/a";
+  if (parameters >= 1e9) return format_number(parameters / 1e9, 3) + "B";
+  if (parameters >= 1e6) return format_number(parameters / 1e6, 3) + "M";
+  if (parameters >= 1e3) return format_number(parameters / 1e3, 3) + "K";
+  return format_number(parameters, 3);
+}
+
+// A file stem gnuplot and every file system accept.
+std::string safe_stem(const std::string& text) {
+  std::string out;
+  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  return out;
+}
+
+// What distinguishes tables of the same model: scaling, and any non-default setting.
+std::string variant_of(const ConfigParams& p) {
+  std::string v = p.scaling + " scaling";
+  if (p.exec != "eager") v += ", exec " + p.exec;
+  if (p.dtype != "float32") v += ", " + p.dtype;
+  if (p.nccl_profile != "default") v += ", NCCL profile " + p.nccl_profile;
+  if (p.optimizer != "adam") v += ", " + p.optimizer;
+  return v;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
+}
+
+class ReportBuilder {
+ public:
+  ReportBuilder(const LoadedStudy& study, const StudyAnalysis& analysis, const ReportOptions& options)
+      : study_(study), a_(analysis), options_(options), plotter_((fs::path(options.out_dir) / "plots").string()) {
+    if (!options.plots) plots_note_ = "plots were not asked for (--no-plots)";
+    else if (!plotter_.available()) plots_note_ = "plots skipped: " + plotter_.unavailable_reason();
+  }
+
+  ReportDocument build() {
+    doc_.title = "ddpscale report: " + study_name();
+    executive_summary();
+    test_configuration();
+    model_specifications();
+    results_per_model();
+    time_breakdown();
+    nccl_profiles();
+    parameter_thresholds();
+    cost();
+    methodology();
+    return std::move(doc_);
+  }
+
+  const std::string& plots_note() const { return plots_note_; }
+  const std::vector<std::string>& plot_files() const { return plot_files_; }
+
+ private:
+  std::string study_name() const {
+    std::string names;
+    for (const auto& source : study_.sources) names += (names.empty() ? "" : ", ") + fs::path(source.path).filename().string();
+    return names.empty() ? "study" : names;
+  }
+
+  const ConfigSummary& cfg(size_t i) const { return a_.configs[i]; }
+
+  std::vector<const Comparison*> comparisons_of(const std::string& model) const {
+    std::vector<const Comparison*> out;
+    for (const Comparison& c : a_.comparisons)
+      if (cfg(c.n_gpu).params.model == model) out.push_back(&c);
+    return out;
+  }
+
+  int64_t parameters_of(const std::string& model) const {
+    for (const ConfigSummary& c : a_.configs)
+      if (c.params.model == model) return c.params.parameters;
+    return 0;
+  }
+
+  std::string device_word() const {
+    for (const ConfigSummary& c : a_.configs)
+      if (c.params.device == "cuda") return "GPUs";
+    return "CPU ranks";
+  }
+
+  // ---- 1. Executive summary ----------------------------------------------------------
+  void executive_summary() {
+    doc_.heading("1. Executive summary");
+    if (a_.comparisons.empty()) {
+      doc_.paragraph("No configuration with more than one rank has a one-rank counterpart in these inputs, so no "
+                     "speedup can be stated. Measure world sizes 1 and N of the same model and batch.");
+    }
+    std::vector<std::string> items;
+    for (const std::string& model : a_.models) {
+      const auto comparisons = comparisons_of(model);
+      if (comparisons.empty()) continue;
+      const Comparison* best = nullptr;
+      int paid = 0;
+      for (const Comparison* c : comparisons) {
+        paid += c->paid_off;
+        if (std::isfinite(c->speedup.speedup) && (!best || c->speedup.speedup > best->speedup.speedup)) best = c;
+      }
+      std::string item = "**" + model + "** (" + group_thousands(parameters_of(model)) + " parameters): more " +
+                         device_word() + " paid off (faster and significant at 0.05) in " + std::to_string(paid) +
+                         " of " + std::to_string(comparisons.size()) + " configurations";
+      if (best) {
+        const ConfigParams& p = cfg(best->n_gpu).params;
+        item += "; best speedup " + speedup_text(best->speedup) + " with " + ranks_text(p) + " at batch " +
+                std::to_string(p.batch_per_rank) + " per rank (" + variant_of(p) + "), efficiency " +
+                percent(best->speedup.speedup / p.world_size);
+      }
+      items.push_back(item + ".");
+    }
+    if (!items.empty()) doc_.bullets(items);
+    for (const auto& [world, be] : a_.break_even) doc_.paragraph(break_even_sentence(world, be));
+    size_t failed = 0, total = 0;
+    for (const ConfigSummary& c : a_.configs) {
+      failed += c.runs_failed;
+      total += c.runs_total;
+    }
+    doc_.paragraph(std::to_string(a_.configs.size()) + " configurations, " + std::to_string(total) + " runs, " +
+                   std::to_string(failed) + " failed (" + percent(total ? double(total - failed) / total : kNaN) +
+                   " success rate); failed runs are listed in section 9 and excluded from every statistic.");
+  }
+
+  std::string break_even_sentence(int world, const BreakEven& be) const {
+    std::string s = "Break-even model size for " + std::to_string(world) + " ranks (speedup 1.0 on a least-squares "
+                    "line of speedup against log10 parameters, " + std::to_string(be.configs) + " configurations): ";
+    if (!be.found) return s + "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + ".";
+    s += "**" + parameters_text(be.parameters) + " parameters**";
+    if (be.ci.valid())
+      s += ", 95% bootstrap CI " + parameters_text(be.ci.low) + " to " + parameters_text(be.ci.high);
+    else
+      s += " (no confidence interval: " + (be.reason.empty() ? std::string("too few resamples cross 1.0") : be.reason) + ")";
+    if (be.extrapolated) s += "; extrapolated beyond the measured sizes, so treat it as a hint";
+    return s + ".";
+  }
+
+  // ---- 2. Test configuration ------------------------------------------------------------
+  void test_configuration() {
+    doc_.heading("2. Test configuration");
+    for (const StudySource& source : study_.sources) {
+      if (study_.sources.size() > 1) doc_.heading(source.path, 3);
+      if (!source.metadata) {
+        doc_.paragraph(source.path + " has no study.h5: hardware and software were not recorded for it.");
+        continue;
+      }
+      const StudyMetadata& m = *source.metadata;
+      auto list = [](const std::vector<std::string>& v) {
+        std::map<std::string, int> counts;
+        for (const auto& x : v) ++counts[x];
+        std::string out;
+        for (const auto& [name, n] : counts) out += (out.empty() ? "" : ", ") + (n > 1 ? std::to_string(n) + "x " : "") + name;
+        return out.empty() ? std::string("none") : out;
+      };
+      auto known = [](const std::string& v) { return v.empty() ? std::string("n/a") : v; };
+      ReportTable t;
+      t.header = {"what", "value"};
+      t.rows = {{"hosts", list(m.hostnames)},
+                {"GPUs", list(m.gpu_names)},
+                {"GPU link topology", known(m.link_topology)},
+                {"GPU driver", known(m.gpu_driver)},
+                {"CUDA", known(m.cuda_version)},
+                {"NCCL", known(m.nccl_version)},
+                {"MPI", known(m.mpi_version)},
+                {"LibTorch", known(m.torch_version)},
+                {"HDF5", known(m.hdf5_version)},
+                {"ddpscale", known(m.tool_version) + " (commit " + known(m.git_commit) + ")"},
+                {"study started (UTC)", known(m.created_utc)}};
+      std::string nccl;
+      for (const auto& [k, v] : m.nccl_variables) nccl += (nccl.empty() ? "" : " ") + k + "=" + v;
+      t.rows.push_back({"NCCL variables in effect", nccl.empty() ? "none set" : nccl});
+      doc_.table(t);
+      if (source.commbench) commbench_table(*source.commbench);
+    }
+  }
+
+  void commbench_table(const CommBenchTable& bench) {
+    doc_.paragraph("Allreduce bandwidth measured at the start of the study (float32 sum, nccl-tests' definitions: "
+                   "busbw = algbw x 2(n-1)/n):");
+    ReportTable t;
+    t.header = {"bytes", "time (us)", "algbw (GB/s)", "busbw (GB/s)"};
+    t.right_aligned = {true, true, true, true};
+    for (size_t i = 0; i < bench.bytes.size(); ++i)
+      t.rows.push_back({group_thousands(static_cast<int64_t>(bench.bytes[i])), format_number(bench.time_us[i], 4),
+                        format_number(bench.algbw_gbs[i], 3), format_number(bench.busbw_gbs[i], 3)});
+    doc_.table(t);
+  }
+
+  // ---- 3. Model specifications -------------------------------------------------------
+  void model_specifications() {
+    doc_.heading("3. Model specifications");
+    ReportTable t;
+    t.header = {"model", "parameters", "layers", "weights (fp32)", "Adam state (fp32)"};
+    t.right_aligned = {false, true, false, true, true};
+    for (const std::string& model : a_.models) {
+      const int64_t n = parameters_of(model);
+      std::string layers = "n/a";
+      if (options_.describe_model) {
+        const ModelArchitecture arch = options_.describe_model(model, n);
+        if (!arch.layers.empty()) layers = arch.layers;
+      }
+      t.rows.push_back({model, group_thousands(n), layers, mib_text(4.0 * n), mib_text(8.0 * n)});
+    }
+    doc_.table(t);
+  }
+
+  // ---- 4. Results per model -------------------------------------------------------------
+  void results_per_model() {
+    doc_.heading("4. Results per model");
+    doc_.paragraph("Throughput is global samples per second (all ranks), mean ± half-width of the 95% t-interval "
+                   "over runs; speedup is N ranks over 1 with a 95% bootstrap interval; p is Welch's two-tailed "
+                   "test of N ranks against 1. Memory is the largest rank's allocator peak, GPU utilisation the "
+                   "mean NVML sample (n/a on CPU).");
+    for (const std::string& model : a_.models) {
+      doc_.heading(model, 3);
+      std::map<std::string, std::vector<const Comparison*>> by_variant;
+      for (const Comparison* c : comparisons_of(model)) by_variant[variant_of(cfg(c->n_gpu).params)].push_back(c);
+      for (const auto& [variant, comparisons] : by_variant) {
+        doc_.paragraph(variant + ":");
+        doc_.table(comparison_table(comparisons));
+      }
+      unmatched_rows(model);
+      throughput_plot(model);
+    }
+  }
+
+  ReportTable comparison_table(const std::vector<const Comparison*>& comparisons) const {
+    std::set<std::string> settings;
+    for (const Comparison* c : comparisons) settings.insert(settings_of(cfg(c->n_gpu).params));
+    const bool show_settings = settings.size() > 1;
+    ReportTable t;
+    const std::string unit = device_word() == "GPUs" ? "GPU" : "rank";
+    t.header = {"batch/" + unit, "1 " + unit + " samples/s", "N", "N " + unit + "s samples/s", "speedup [95% CI]",
+                "efficiency", "p",
+                "peak memory 1 → N", "GPU util 1 → N", "runs ok (1 / N)", "outliers (1 / N)"};
+    if (show_settings) t.header.insert(t.header.begin() + 3, "overlap, bucket");
+    t.right_aligned.assign(t.header.size(), true);
+    for (const Comparison* c : comparisons) {
+      const ConfigSummary& one = cfg(c->one_gpu);
+      const ConfigSummary& n = cfg(c->n_gpu);
+      std::vector<std::string> row = {
+          std::to_string(n.params.batch_per_rank), mean_pm_ci(one.throughput), std::to_string(n.params.world_size),
+          mean_pm_ci(n.throughput), speedup_text(c->speedup), percent(c->speedup.speedup / n.params.world_size),
+          p_text(c->speedup.p_value), mib_text(one.peak_memory_bytes) + " → " + mib_text(n.peak_memory_bytes),
+          percent(one.gpu_utilization_pct / 100) + " → " + percent(n.gpu_utilization_pct / 100),
+          std::to_string(one.runs_ok) + "/" + std::to_string(one.runs_total) + " / " + std::to_string(n.runs_ok) + "/" +
+              std::to_string(n.runs_total),
+          std::to_string(one.outliers_removed) + " / " + std::to_string(n.outliers_removed)};
+      if (show_settings) row.insert(row.begin() + 3, settings_of(n.params));
+      t.rows.push_back(row);
+    }
+    return t;
+  }
+
+  static std::string settings_of(const ConfigParams& p) {
+    return std::string(p.overlap ? "overlap" : "no overlap") + ", " + format_number(p.bucket_mb, 3) + " MiB";
+  }
+
+  void unmatched_rows(const std::string& model) {
+    std::set<size_t> compared;
+    for (const Comparison& c : a_.comparisons) compared.insert(c.one_gpu), compared.insert(c.n_gpu);
+    ReportTable t;
+    t.header = {"batch/rank", "ranks", "settings", "samples/s", "runs ok", "why alone"};
+    t.right_aligned = {true, true, false, true, true, false};
+    for (size_t i = 0; i < a_.configs.size(); ++i) {
+      const ConfigSummary& c = cfg(i);
+      if (c.params.model != model || compared.count(i)) continue;
+      t.rows.push_back({std::to_string(c.params.batch_per_rank), std::to_string(c.params.world_size),
+                        variant_of(c.params), mean_pm_ci(c.throughput),
+                        std::to_string(c.runs_ok) + "/" + std::to_string(c.runs_total),
+                        c.params.world_size == 1 ? "no N-rank configuration to compare" : "no 1-rank twin measured"});
+    }
+    if (t.rows.empty()) return;
+    doc_.paragraph("Configurations without a counterpart (shown, not compared):");
+    doc_.table(t);
+  }
+
+  void throughput_plot(const std::string& model) {
+    std::map<std::string, PlotSeries> series;  // by world size and variant
+    for (const ConfigSummary& c : a_.configs) {
+      if (c.params.model != model || c.throughput.n == 0) continue;
+      std::string label = ranks_text(c.params);
+      if (a_.nccl_profiles.size() > 1 || c.params.scaling != "weak") label += " (" + variant_of(c.params) + ")";
+      PlotSeries& s = series[label];
+      s.label = label;
+      s.x.push_back(static_cast<double>(c.params.batch_per_rank));
+      s.y.push_back(c.throughput.mean);
+      s.y_low.push_back(std::isfinite(c.throughput.ci_low) ? c.throughput.ci_low : c.throughput.mean);
+      s.y_high.push_back(std::isfinite(c.throughput.ci_high) ? c.throughput.ci_high : c.throughput.mean);
+    }
+    LinePlot plot;
+    plot.name = "throughput_" + safe_stem(model);
+    plot.title = model + ": throughput against batch size (95% CI)";
+    plot.x_label = "batch per rank";
+    plot.y_label = "samples/s (global)";
+    plot.log_x = true;
+    for (auto& [label, s] : series) plot.series.push_back(s);
+    add_figure(plot, model + ": samples/s against batch per rank, 1 and N ranks, 95% confidence intervals");
+  }
+
+  // ---- 5. Where the time goes ----------------------------------------------------------
+  void time_breakdown() {
+    doc_.heading("5. Where the time goes");
+    doc_.paragraph("Per-phase time per step in ms (mean over runs of each run's median step ± half-width of the "
+                   "95% t-interval). Allreduce total runs from the first bucket's launch to the last bucket's end and "
+                   "overlaps backward; allreduce exposed is the part after backward ended, the communication the "
+                   "overlap did not hide. 'Hidden' = 1 - exposed / total. Step is the slowest rank's; the other "
+                   "phases are means over ranks, so they need not add up to it exactly.");
+    const Phase phases[] = {Phase::data, Phase::forward, Phase::backward, Phase::allreduce_total,
+                            Phase::allreduce_exposed, Phase::optimizer, Phase::step};
+    for (const std::string& model : a_.models) {
+      ReportTable t;
+      t.header = {"batch/rank", "ranks", "settings"};
+      for (Phase p : phases) t.header.push_back(std::string(phase_name(p)) + " (ms)");
+      t.header.push_back("hidden");
+      t.right_aligned.assign(t.header.size(), true);
+      t.right_aligned[2] = false;
+      StackedBarPlot bars;
+      bars.name = "phases_" + safe_stem(model);
+      bars.title = model + ": median time per step by phase";
+      bars.y_label = "ms per step";
+      bars.segments = {"data", "forward", "backward", "allreduce exposed", "optimizer"};
+      bars.values.assign(bars.segments.size(), {});
+      for (const ConfigSummary& c : a_.configs) {
+        if (c.params.model != model) continue;
+        std::vector<std::string> row = {std::to_string(c.params.batch_per_rank), std::to_string(c.params.world_size),
+                                        variant_of(c.params) + (c.params.world_size > 1 ? ", " + settings_of(c.params) : "")};
+        for (Phase p : phases) row.push_back(phase_cell(c, p));
+        const double total = c.phase_us[size_t(Phase::allreduce_total)].mean;
+        const double exposed = c.phase_us[size_t(Phase::allreduce_exposed)].mean;
+        row.push_back(c.params.world_size > 1 && total > 0 ? percent(1 - exposed / total) : "n/a");
+        t.rows.push_back(row);
+        add_bar(bars, c);
+      }
+      if (t.rows.empty()) continue;
+      doc_.heading(model, 3);
+      doc_.table(t);
+      add_figure(bars, model + ": median ms per step by phase (data, forward, backward, exposed allreduce, optimizer)");
+    }
+  }
+
+  // Milliseconds with three decimals (a microsecond): phases span 0.005 ms to seconds, and
+  // significant digits would print a data phase of 50 ns as 0.0000500.
+  static std::string phase_cell(const ConfigSummary& c, Phase p) {
+    if (c.params.world_size == 1 && (p == Phase::allreduce_total || p == Phase::allreduce_exposed))
+      return "none";  // one rank runs no communication code
+    const Summary& s = c.phase_us[static_cast<size_t>(p)];
+    if (s.n == 0) return "n/a";
+    const std::string mean = fixed_ms(s.mean);
+    if (!std::isfinite(s.ci_low) || !std::isfinite(s.ci_high)) return mean + " (n=" + std::to_string(s.n) + ", no CI)";
+    return mean + " ± " + fixed_ms((s.ci_high - s.ci_low) / 2);
+  }
+
+  static std::string fixed_ms(double us) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.3f", us / 1000);
+    return text;
+  }
+
+  void add_bar(StackedBarPlot& bars, const ConfigSummary& c) {
+    bars.bars.push_back("b" + std::to_string(c.params.batch_per_rank) + " x" + std::to_string(c.params.world_size) +
+                        (a_.nccl_profiles.size() > 1 ? " " + c.params.nccl_profile : ""));
+    const Phase segments[] = {Phase::data, Phase::forward, Phase::backward, Phase::allreduce_exposed, Phase::optimizer};
+    for (size_t i = 0; i < bars.segments.size(); ++i) {
+      const bool no_communication = c.params.world_size == 1 && segments[i] == Phase::allreduce_exposed;
+      const double median_us = no_communication ? 0.0 : c.phase_us[static_cast<size_t>(segments[i])].median;
+      bars.values[i].push_back(std::isfinite(median_us) ? median_us / 1000 : 0.0);
+    }
+  }
+
+  // ---- 6. NCCL profiles ---------------------------------------------------------------
+  void nccl_profiles() {
+    doc_.heading("6. NCCL profiles compared");
+    if (a_.nccl_profiles.size() < 2) {
+      doc_.paragraph("This study ran one NCCL profile (" + (a_.nccl_profiles.empty() ? "default" : a_.nccl_profiles[0]) +
+                     "); run experiments/nccl-profiles.yaml with scripts/sweep-nccl-profiles.sh to compare settings.");
+      return;
+    }
+    ReportTable t;
+    t.header = {"model", "batch/rank", "ranks", "NCCL profile", "samples/s", "speedup [95% CI]", "allreduce total (ms)",
+                "allreduce exposed (ms)"};
+    t.right_aligned = {false, true, true, false, true, true, true, true};
+    for (const Comparison& c : a_.comparisons) {
+      const ConfigSummary& n = cfg(c.n_gpu);
+      t.rows.push_back({n.params.model, std::to_string(n.params.batch_per_rank), std::to_string(n.params.world_size),
+                        n.params.nccl_profile, mean_pm_ci(n.throughput), speedup_text(c.speedup),
+                        phase_cell(n, Phase::allreduce_total), phase_cell(n, Phase::allreduce_exposed)});
+    }
+    doc_.table(t);
+    std::vector<std::string> settings;
+    for (const std::string& profile : a_.nccl_profiles) {
+      for (const ConfigSummary& c : a_.configs) {
+        if (c.params.nccl_profile != profile || c.params.world_size == 1) continue;
+        std::string vars;
+        for (const auto& [k, v] : c.params.nccl_variables) vars += (vars.empty() ? "" : " ") + k + "=" + v;
+        settings.push_back(profile + ": " + (vars.empty() ? "no NCCL variables set" : vars));
+        break;
+      }
+    }
+    doc_.paragraph("NCCL variables in effect per profile (recorded by the trainer):");
+    doc_.bullets(settings);
+  }
+
+  // ---- 7. Parameter thresholds --------------------------------------------------------
+  void parameter_thresholds() {
+    doc_.heading("7. Parameter-threshold analysis");
+    if (a_.thresholds.empty()) {
+      doc_.paragraph("No N-rank configuration was compared with 1 rank: no threshold can be derived.");
+      return;
+    }
+    doc_.paragraph("A configuration pays off when N ranks are faster than 1 (speedup > 1) and the difference is "
+                   "significant (Welch p < 0.05). Each row counts the compared configurations whose model lies in "
+                   "the parameter range; the share's interval is Wilson's 95% score interval. Ranges without a "
+                   "measurement say so.");
+    for (const auto& [world, rows] : a_.thresholds) {
+      doc_.heading(std::to_string(world) + " ranks against 1", 3);
+      ReportTable t;
+      t.header = {"parameter range", "multi-GPU benefit", "confidence", "models measured"};
+      for (const ThresholdRow& r : rows) {
+        std::string models;
+        for (const auto& m : r.models) models += (models.empty() ? "" : ", ") + m;
+        const std::string benefit = r.measured ? r.word + " (" + std::to_string(r.paid_off) + " of " +
+                                                     std::to_string(r.measured) + ", " + percent(r.share) + ")"
+                                               : "not measured";
+        t.rows.push_back({r.range.label, benefit, r.measured ? r.confidence : "n/a", models.empty() ? "none" : models});
+      }
+      doc_.table(t);
+      doc_.paragraph(break_even_sentence(world, a_.break_even.at(world)));
+      pays_off_matrix(world);
+      speedup_plot(world);
+    }
+  }
+
+  void pays_off_matrix(int world) {
+    std::set<int64_t> batches;
+    std::map<std::string, std::map<int64_t, std::string>> cells;
+    for (const Comparison& c : a_.comparisons) {
+      const ConfigParams& p = cfg(c.n_gpu).params;
+      if (p.world_size != world) continue;
+      batches.insert(p.batch_per_rank);
+      std::string& cell = cells[p.model][p.batch_per_rank];
+      cell += (cell.empty() ? "" : "; ") + std::string(c.paid_off ? "**yes** " : "no ") +
+              (std::isfinite(c.speedup.speedup) ? format_number(c.speedup.speedup, 3) + "x" : "n/a");
+    }
+    ReportTable t;
+    t.header = {"model", "parameters"};
+    for (int64_t b : batches) t.header.push_back("batch " + std::to_string(b));
+    t.right_aligned.assign(t.header.size(), true);
+    t.right_aligned[0] = false;
+    for (const std::string& model : a_.models) {
+      if (!cells.count(model)) continue;
+      std::vector<std::string> row = {model, group_thousands(parameters_of(model))};
+      for (int64_t b : batches) row.push_back(cells[model].count(b) ? cells[model][b] : "not measured");
+      t.rows.push_back(row);
+    }
+    doc_.paragraph("Does it pay off, model by batch size (yes = faster and significant):");
+    doc_.table(t);
+  }
+
+  void speedup_plot(int world) {
+    std::map<int64_t, PlotSeries> by_batch;
+    for (const Comparison& c : a_.comparisons) {
+      const ConfigParams& p = cfg(c.n_gpu).params;
+      if (p.world_size != world || !std::isfinite(c.speedup.speedup)) continue;
+      PlotSeries& s = by_batch[p.batch_per_rank];
+      s.label = "batch " + std::to_string(p.batch_per_rank);
+      s.x.push_back(static_cast<double>(p.parameters));
+      s.y.push_back(c.speedup.speedup);
+      s.y_low.push_back(c.speedup.speedup_ci.valid() ? c.speedup.speedup_ci.low : c.speedup.speedup);
+      s.y_high.push_back(c.speedup.speedup_ci.valid() ? c.speedup.speedup_ci.high : c.speedup.speedup);
+    }
+    LinePlot plot;
+    plot.name = "speedup_vs_parameters_w" + std::to_string(world);
+    plot.title = "Speedup of " + std::to_string(world) + " ranks over 1 against model size";
+    plot.x_label = "parameters";
+    plot.y_label = "speedup (95% bootstrap CI)";
+    plot.log_x = true;
+    plot.draw_reference_line = true;
+    plot.reference_y = 1.0;
+    for (auto& [batch, s] : by_batch) {
+      sort_by_x(s);
+      plot.series.push_back(s);
+    }
+    add_figure(plot, "Speedup of " + std::to_string(world) + " ranks over 1 against parameters (log scale); above "
+                     "the dashed line at 1.0 more ranks are faster");
+  }
+
+  static void sort_by_x(PlotSeries& s) {
+    std::vector<size_t> order(s.x.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.x[a] < s.x[b]; });
+    PlotSeries sorted;
+    sorted.label = s.label;
+    for (size_t i : order) {
+      sorted.x.push_back(s.x[i]);
+      sorted.y.push_back(s.y[i]);
+      sorted.y_low.push_back(s.y_low[i]);
+      sorted.y_high.push_back(s.y_high[i]);
+    }
+    s = sorted;
+  }
+
+  // ---- 8. Cost ------------------------------------------------------------------------
+  void cost() {
+    doc_.heading("8. Cost");
+    if (!std::isfinite(options_.price_per_gpu_hour)) {
+      doc_.paragraph("Pass --price-per-gpu-hour PRICE to see the cost per million training samples at each rank "
+                     "count (price x ranks / samples per hour).");
+      return;
+    }
+    doc_.paragraph("At " + format_number(options_.price_per_gpu_hour, 4) + " per GPU-hour; cost per million samples = "
+                   "price x ranks x 10^6 / (samples/s x 3600), from the mean throughput.");
+    ReportTable t;
+    t.header = {"model", "batch/rank", "settings", "ranks", "samples/s", "cost per 10^6 samples"};
+    t.right_aligned = {false, true, false, true, true, true};
+    for (const ConfigSummary& c : a_.configs) {
+      const double per_million =
+          options_.price_per_gpu_hour * c.params.world_size * 1e6 / (c.throughput.mean * 3600.0);
+      t.rows.push_back({c.params.model, std::to_string(c.params.batch_per_rank), variant_of(c.params),
+                        std::to_string(c.params.world_size), mean_pm_ci(c.throughput),
+                        std::isfinite(per_million) && c.throughput.mean > 0 ? format_number(per_million, 3) : "n/a"});
+    }
+    doc_.table(t);
+  }
+
+  // ---- 9. Methodology -----------------------------------------------------------------
+  void methodology() {
+    doc_.heading("9. Methodology and reproducibility");
+    std::set<std::string> plans;
+    size_t outliers = 0, failed = 0;
+    std::vector<std::string> failures;
+    for (const ConfigSummary& c : a_.configs) {
+      plans.insert(std::to_string(c.params.runs) + " runs x (" + std::to_string(c.params.warmup_steps) +
+                   " warm-up + " + std::to_string(c.params.measured_steps) + " measured steps)");
+      outliers += c.outliers_removed;
+      failed += c.runs_failed;
+      for (const std::string& f : c.failures) failures.push_back(c.id + ": " + f);
+    }
+    std::string plan_text;
+    for (const auto& p : plans) plan_text += (plan_text.empty() ? "" : "; ") + p;
+    doc_.bullets({
+        "Runs per configuration: " + plan_text + "; each run starts from a freshly initialised model (seed + run).",
+        "Outliers: modified Z-score (Iglewicz and Hoaglin) of run throughputs above 3.5 removed: " +
+            std::to_string(outliers) + " runs in all, counted per configuration in section 4.",
+        "Failed runs (excluded, counted): " + std::to_string(failed) + ".",
+        "Means with 95% Student-t intervals; medians and quartiles (R type 7) in summary.csv.",
+        "Speedup: ratio of mean throughputs, 95% percentile bootstrap (10,000 resamples of each group, fixed seed "
+        "20240917); efficiency = speedup / ranks; p: Welch's two-tailed t-test.",
+        "Break-even: least squares of speedup on log10 parameters, crossing 1.0; 95% bootstrap over configurations.",
+        "Details and reasons: docs/methodology.md."});
+    if (!failures.empty()) {
+      doc_.paragraph("Failed runs:");
+      if (failures.size() > 50) {
+        const size_t more = failures.size() - 50;
+        failures.resize(50);
+        failures.push_back("... and " + std::to_string(more) + " more (summary.json lists all)");
+      }
+      doc_.bullets(failures);
+    }
+    std::string commands;
+    for (const StudySource& source : study_.sources)
+      if (source.metadata && !source.metadata->command_line.empty())
+        commands += source.metadata->command_line + "\n";
+    commands += options_.command_line + "\n";
+    doc_.paragraph("Commands that produced the study and this report:");
+    doc_.preformatted(commands);
+    if (!study_.skipped.empty()) {
+      doc_.paragraph("Inputs skipped (--skip-bad):");
+      doc_.bullets(study_.skipped);
+    }
+    doc_.paragraph(plots_note_.empty() ? "Plots: gnuplot, data and scripts beside the images in plots/."
+                                       : "Plots: " + plots_note_ + ".");
+  }
+
+  // ---- figures ---------------------------------------------------------------------
+  template <typename Plot>
+  void add_figure(const Plot& plot, const std::string& caption) {
+    if (!plots_note_.empty()) return;
+    try {
+      const PlotFiles files = plotter_.draw(plot);
+      if (!files.drawn()) return;
+      ReportFigure figure;
+      figure.caption = caption;
+      figure.svg_file = "plots/" + fs::path(files.svg).filename().string();
+      figure.png_file = "plots/" + fs::path(files.png).filename().string();
+      figure.png_bytes = read_file(files.png);
+      doc_.figure(figure);
+      plot_files_.push_back(files.svg);
+      plot_files_.push_back(files.png);
+    } catch (const std::exception& e) {
+      plots_note_ = std::string("plots stopped: ") + e.what();
+    }
+  }
+
+  const LoadedStudy& study_;
+  const StudyAnalysis& a_;
+  const ReportOptions& options_;
+  Plotter plotter_;
+  std::string plots_note_;
+  std::vector<std::string> plot_files_;
+  ReportDocument doc_;
+};
+
+}  // namespace
+
+std::string group_thousands(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string format_number(double value, int significant) {
+  if (!std::isfinite(value)) return "n/a";
+  if (value == 0) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::max(0, significant - 1 - magnitude);
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+  return text;
+}
+
+ReportResult write_report(const LoadedStudy& study, const StudyAnalysis& analysis, const ReportOptions& options) {
+  std::error_code ec;
+  fs::create_directories(options.out_dir, ec);
+  if (ec) throw std::runtime_error(options.out_dir + ": cannot create the report folder: " + ec.message());
+  ReportBuilder builder(study, analysis, options);
+  const ReportDocument document = builder.build();
+
+  ReportResult result;
+  const auto out = [&](const std::string& name, const std::string& text) {
+    const std::string path = (fs::path(options.out_dir) / name).string();
+    write_file(path, text);
+    result.files.push_back(path);
+  };
+  out("report.md", render_markdown(document));
+  out("report.html", render_html(document));
+  out("summary.csv", summary_csv(analysis));
+  out("summary.json", summary_json(analysis));
+  result.files.insert(result.files.end(), builder.plot_files().begin(), builder.plot_files().end());
+  result.plots_note = builder.plots_note();
+  return result;
+}
+
+}  // namespace ddpscale

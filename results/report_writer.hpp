@@ -1,0 +1,44 @@
+// `ddpscale report`: a study's HDF5 runs turned into report.md, report.html, plots (SVG,
+// PNG) and summary.csv / summary.json. Every number comes from the analysis
+// (study_analysis.hpp); a number that cannot be formed is printed as "n/a".
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "study_analysis.hpp"
+
+namespace ddpscale {
+
+// What the report says about a model's architecture; the model registry lives outside
+// results/ (it needs LibTorch), so the caller supplies it. Empty layers: unknown.
+struct ModelArchitecture {
+  std::string layers;
+};
+using DescribeModel = std::function<ModelArchitecture(const std::string& model, int64_t parameters)>;
+
+struct ReportOptions {
+  std::string out_dir;
+  std::vector<std::string> inputs;         // as given, for the reproducibility section
+  std::string command_line;                // the report's own command line
+  double price_per_gpu_hour = kNaN;        // NaN: no cost section numbers
+  bool plots = true;                       // false: tables only (--no-plots)
+  DescribeModel describe_model;            // may be empty
+};
+
+struct ReportResult {
+  std::vector<std::string> files;  // every file written, report.md first
+  std::string plots_note;          // empty when the plots were drawn; otherwise why not
+};
+
+// Writes the report into options.out_dir (created if missing). Throws std::runtime_error
+// naming the file on a write error.
+ReportResult write_report(const LoadedStudy& study, const StudyAnalysis& analysis, const ReportOptions& options);
+
+// "12,345" style thousands separators for counts.
+std::string group_thousands(int64_t value);
+// A number with `significant` significant digits (at least 0 decimals), "n/a" when NaN.
+std::string format_number(double value, int significant = 3);
+
+}  // namespace ddpscale

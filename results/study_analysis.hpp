@@ -1,0 +1,67 @@
+// A study on disk turned into the facts the report states: every configuration
+// summarised, every N-GPU configuration compared with its 1-GPU twin, and the parameter
+// thresholds. Reads HDF5 through the run store; no LibTorch, no MPI.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config_summary.hpp"
+#include "run_record.hpp"
+#include "run_store.hpp"
+#include "thresholds.hpp"
+
+namespace ddpscale {
+
+// One study folder (or a single configuration file) as given on the command line.
+struct StudySource {
+  std::string path;
+  std::optional<StudyMetadata> metadata;   // absent when the folder has no study.h5
+  std::optional<CommBenchTable> commbench;
+  size_t config_files = 0;
+};
+
+struct LoadOptions {
+  bool skip_bad = false;  // false: the first bad file is an error naming it
+};
+
+struct LoadedStudy {
+  std::vector<StudySource> sources;
+  std::vector<ConfigRecord> configs;
+  std::vector<std::string> skipped;  // "path: why", only with skip_bad
+};
+
+// Each path is a study folder (study.h5 and <config-id>.h5 files) or one <config-id>.h5.
+// Throws StoreError naming the file for a missing path, a folder without any configuration,
+// or (without skip_bad) a truncated, foreign or other-version file.
+LoadedStudy load_studies(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// An N-GPU configuration and the 1-GPU configuration it is measured against: the same
+// model, scaling mode, batch (per rank when weak, global when strong), optimizer, learning
+// rate, dtype, execution mode, NCCL profile, device and measured steps. Bucket size and
+// overlap are not part of the match: a world of one has no buckets to vary.
+struct Comparison {
+  size_t one_gpu = 0;  // indices into StudyAnalysis::configs
+  size_t n_gpu = 0;
+  ConfigSpeedup speedup;
+  bool paid_off = false;
+};
+
+struct StudyAnalysis {
+  std::vector<ConfigSummary> configs;     // sorted: model, scaling, profile, batch, world size
+  std::vector<Comparison> comparisons;    // same order as their N-GPU configuration
+  std::vector<size_t> unmatched;          // N-GPU configurations without a 1-GPU twin
+  std::map<int, BreakEven> break_even;    // by world size (> 1)
+  std::map<int, std::vector<ThresholdRow>> thresholds;  // by world size (> 1)
+  std::vector<std::string> models;        // distinct, in order of parameter count
+  std::vector<int> world_sizes;           // distinct, ascending
+  std::vector<std::string> nccl_profiles; // distinct, first seen
+};
+
+StudyAnalysis analyze_study(const std::vector<ConfigRecord>& configs, const BootstrapOptions& bootstrap = {});
+
+// The key two configurations must share to be compared (see Comparison).
+std::string twin_key(const ConfigParams& params);
+
+}  // namespace ddpscale

@@ -1,0 +1,184 @@
+#include "summary_export.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include "json_writer.hpp"
+
+namespace ddpscale {
+namespace {
+
+// One column: its name and how to read it from a configuration and its comparison (the
+// comparison is null for 1-GPU rows and unmatched N-GPU rows).
+struct Column {
+  std::string name;
+  std::function<double(const ConfigSummary&, const Comparison*)> number;  // NaN: empty cell
+  std::function<std::string(const ConfigSummary&)> text;                  // used when set
+};
+
+Column text_column(const std::string& name, std::function<std::string(const ConfigSummary&)> text) {
+  return Column{name, nullptr, std::move(text)};
+}
+Column number_column(const std::string& name, std::function<double(const ConfigSummary&, const Comparison*)> number) {
+  return Column{name, std::move(number), nullptr};
+}
+
+void add_summary_columns(std::vector<Column>& columns, const std::string& prefix,
+                         std::function<const Summary&(const ConfigSummary&)> of) {
+  auto add = [&](const std::string& field, double Summary::*member) {
+    columns.push_back(number_column(prefix + "_" + field, [of, member](const ConfigSummary& c, const Comparison*) {
+      return of(c).*member;
+    }));
+  };
+  columns.push_back(number_column(prefix + "_n", [of](const ConfigSummary& c, const Comparison*) {
+    return static_cast<double>(of(c).n);
+  }));
+  add("mean", &Summary::mean);
+  add("sd", &Summary::sd);
+  add("ci95_low", &Summary::ci_low);
+  add("ci95_high", &Summary::ci_high);
+  add("median", &Summary::median);
+  add("q1", &Summary::q1);
+  add("q3", &Summary::q3);
+}
+
+std::vector<Column> columns() {
+  std::vector<Column> c;
+  c.push_back(text_column("id", [](const ConfigSummary& s) { return s.id; }));
+  c.push_back(text_column("model", [](const ConfigSummary& s) { return s.params.model; }));
+  c.push_back(number_column("parameters", [](const ConfigSummary& s, const Comparison*) { return double(s.params.parameters); }));
+  c.push_back(text_column("scaling", [](const ConfigSummary& s) { return s.params.scaling; }));
+  c.push_back(number_column("batch_per_rank", [](const ConfigSummary& s, const Comparison*) { return double(s.params.batch_per_rank); }));
+  c.push_back(number_column("global_batch", [](const ConfigSummary& s, const Comparison*) { return double(s.params.global_batch); }));
+  c.push_back(number_column("world_size", [](const ConfigSummary& s, const Comparison*) { return double(s.params.world_size); }));
+  c.push_back(text_column("optimizer", [](const ConfigSummary& s) { return s.params.optimizer; }));
+  c.push_back(number_column("learning_rate", [](const ConfigSummary& s, const Comparison*) { return s.params.learning_rate; }));
+  c.push_back(text_column("dtype", [](const ConfigSummary& s) { return s.params.dtype; }));
+  c.push_back(text_column("exec", [](const ConfigSummary& s) { return s.params.exec; }));
+  c.push_back(number_column("bucket_mb", [](const ConfigSummary& s, const Comparison*) { return s.params.bucket_mb; }));
+  c.push_back(text_column("overlap", [](const ConfigSummary& s) { return std::string(s.params.overlap ? "true" : "false"); }));
+  c.push_back(text_column("nccl_profile", [](const ConfigSummary& s) { return s.params.nccl_profile; }));
+  c.push_back(text_column("device", [](const ConfigSummary& s) { return s.params.device; }));
+  c.push_back(text_column("backend", [](const ConfigSummary& s) { return s.params.backend; }));
+  c.push_back(number_column("warmup_steps", [](const ConfigSummary& s, const Comparison*) { return double(s.params.warmup_steps); }));
+  c.push_back(number_column("measured_steps", [](const ConfigSummary& s, const Comparison*) { return double(s.params.measured_steps); }));
+  c.push_back(number_column("runs_total", [](const ConfigSummary& s, const Comparison*) { return double(s.runs_total); }));
+  c.push_back(number_column("runs_ok", [](const ConfigSummary& s, const Comparison*) { return double(s.runs_ok); }));
+  c.push_back(number_column("runs_failed", [](const ConfigSummary& s, const Comparison*) { return double(s.runs_failed); }));
+  c.push_back(number_column("success_rate", [](const ConfigSummary& s, const Comparison*) { return s.success_rate; }));
+  c.push_back(number_column("outliers_removed", [](const ConfigSummary& s, const Comparison*) { return double(s.outliers_removed); }));
+  add_summary_columns(c, "samples_per_s", [](const ConfigSummary& s) -> const Summary& { return s.throughput; });
+  for (int p = 0; p < kPhaseCount; ++p) {
+    add_summary_columns(c, std::string(phase_name(static_cast<Phase>(p))) + "_us",
+                        [p](const ConfigSummary& s) -> const Summary& { return s.phase_us[static_cast<size_t>(p)]; });
+  }
+  c.push_back(number_column("peak_memory_bytes", [](const ConfigSummary& s, const Comparison*) { return s.peak_memory_bytes; }));
+  c.push_back(number_column("gpu_utilization_pct", [](const ConfigSummary& s, const Comparison*) { return s.gpu_utilization_pct; }));
+  c.push_back(number_column("speedup", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.speedup : kNaN; }));
+  c.push_back(number_column("speedup_ci95_low", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.speedup_ci.low : kNaN; }));
+  c.push_back(number_column("speedup_ci95_high", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.speedup_ci.high : kNaN; }));
+  c.push_back(number_column("efficiency", [](const ConfigSummary&, const Comparison* k) {
+    return k ? k->speedup.speedup / k->speedup.world_size : kNaN;
+  }));
+  c.push_back(number_column("welch_p", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.p_value : kNaN; }));
+  c.push_back(text_column("paid_off", [](const ConfigSummary&) { return std::string(); }));  // filled per row below
+  return c;
+}
+
+// Full precision for machines: 17 significant digits round-trip a double.
+std::string number_text(double value) {
+  if (!std::isfinite(value)) return "";
+  char text[40];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
+const Comparison* comparison_of(const StudyAnalysis& analysis, size_t config) {
+  for (const Comparison& c : analysis.comparisons)
+    if (c.n_gpu == config) return &c;
+  return nullptr;
+}
+
+std::string paid_off_text(const ConfigSummary& s, const Comparison* k) {
+  if (s.params.world_size == 1 || !k) return "";
+  return k->paid_off ? "true" : "false";
+}
+
+}  // namespace
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string summary_csv(const StudyAnalysis& analysis) {
+  const std::vector<Column> cols = columns();
+  std::string out;
+  for (size_t i = 0; i < cols.size(); ++i) out += (i ? "," : "") + cols[i].name;
+  out += "\n";
+  for (size_t row = 0; row < analysis.configs.size(); ++row) {
+    const ConfigSummary& s = analysis.configs[row];
+    const Comparison* k = comparison_of(analysis, row);
+    for (size_t i = 0; i < cols.size(); ++i) {
+      if (i) out += ",";
+      if (cols[i].name == "paid_off") out += paid_off_text(s, k);
+      else if (cols[i].text) out += csv_field(cols[i].text(s));
+      else out += number_text(cols[i].number(s, k));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string summary_json(const StudyAnalysis& analysis) {
+  const std::vector<Column> cols = columns();
+  JsonWriter json;
+  json.begin_object().key("configurations").begin_array();
+  for (size_t row = 0; row < analysis.configs.size(); ++row) {
+    const ConfigSummary& s = analysis.configs[row];
+    const Comparison* k = comparison_of(analysis, row);
+    json.begin_object();
+    for (const Column& col : cols) {
+      json.key(col.name);
+      if (col.name == "paid_off") {
+        const std::string paid = paid_off_text(s, k);
+        if (paid.empty()) json.null();
+        else json.value(paid == "true");
+      } else if (col.name == "overlap") {
+        json.value(s.params.overlap);
+      } else if (col.text) {
+        json.value(col.text(s));
+      } else {
+        json.value(col.number(s, k));  // NaN is written as null
+      }
+    }
+    json.key("failures").begin_array();
+    for (const std::string& failure : s.failures) json.value(failure);
+    json.end_array();
+    json.end_object();
+  }
+  json.end_array();
+  json.key("break_even").begin_array();
+  for (const auto& [world, be] : analysis.break_even) {
+    json.begin_object()
+        .field("world_size", world)
+        .field("configurations", static_cast<int64_t>(be.configs))
+        .field("found", be.found)
+        .field("parameters", be.parameters)
+        .field("ci95_low", be.ci.low)
+        .field("ci95_high", be.ci.high)
+        .field("extrapolated", be.extrapolated)
+        .field("fit_intercept", be.fit.intercept)
+        .field("fit_slope_per_decade", be.fit.slope)
+        .field("reason", be.reason)
+        .end_object();
+  }
+  json.end_array();
+  json.end_object();
+  return json.str() + "\n";
+}
+
+}  // namespace ddpscale

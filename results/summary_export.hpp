@@ -1,0 +1,16 @@
+// summary.csv and summary.json: one row per configuration with every statistic the report
+// uses, for spreadsheets and scripts. Times in microseconds, throughput in samples/s.
+#pragma once
+#include <string>
+
+#include "study_analysis.hpp"
+
+namespace ddpscale {
+
+std::string summary_csv(const StudyAnalysis& analysis);
+std::string summary_json(const StudyAnalysis& analysis);
+
+// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
+std::string csv_field(const std::string& text);
+
+}  // namespace ddpscale
