@@ -86,48 +86,23 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 
 }  // namespace
 
+ReportBlock& ReportDocument::add(ReportBlock::Kind kind) {
+  blocks_.emplace_back();
+  blocks_.back().kind = kind;
+  return blocks_.back();
+}
+
 void ReportDocument::heading(const std::string& text, int level) {
-  ReportBlock block;
-  block.kind = ReportBlock::Kind::heading;
+  ReportBlock& block = add(ReportBlock::Kind::heading);
   block.text = text;
   block.level = level;
-  blocks_.push_back(block);
 }
 
-void ReportDocument::paragraph(const std::string& text) {
-  ReportBlock block;
-  block.kind = ReportBlock::Kind::paragraph;
-  block.text = text;
-  blocks_.push_back(block);
-}
-
-void ReportDocument::bullets(const std::vector<std::string>& items) {
-  ReportBlock block;
-  block.kind = ReportBlock::Kind::bullets;
-  block.items = items;
-  blocks_.push_back(block);
-}
-
-void ReportDocument::table(const ReportTable& table) {
-  ReportBlock block;
-  block.kind = ReportBlock::Kind::table;
-  block.table = table;
-  blocks_.push_back(block);
-}
-
-void ReportDocument::figure(const ReportFigure& figure) {
-  ReportBlock block;
-  block.kind = ReportBlock::Kind::figure;
-  block.figure = figure;
-  blocks_.push_back(block);
-}
-
-void ReportDocument::preformatted(const std::string& text) {
-  ReportBlock block;
-  block.kind = ReportBlock::Kind::preformatted;
-  block.text = text;
-  blocks_.push_back(block);
-}
+void ReportDocument::paragraph(const std::string& text) { add(ReportBlock::Kind::paragraph).text = text; }
+void ReportDocument::bullets(const std::vector<std::string>& items) { add(ReportBlock::Kind::bullets).items = items; }
+void ReportDocument::table(const ReportTable& table) { add(ReportBlock::Kind::table).table = table; }
+void ReportDocument::figure(const ReportFigure& figure) { add(ReportBlock::Kind::figure).figure = figure; }
+void ReportDocument::preformatted(const std::string& text) { add(ReportBlock::Kind::preformatted).text = text; }
 
 std::string html_escape(const std::string& text) {
   std::string out;

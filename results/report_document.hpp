@@ -44,6 +44,7 @@ class ReportDocument {
   std::string title;
 
  private:
+  ReportBlock& add(ReportBlock::Kind kind);
   std::vector<ReportBlock> blocks_;
 };
 
