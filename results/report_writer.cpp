@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -194,7 +195,7 @@ class ReportBuilder {
   std::string break_even_sentence(int world, const BreakEven& be) const {
     std::string s = "Break-even model size for " + std::to_string(world) + " ranks (speedup 1.0 on a least-squares "
                     "line of speedup against log10 parameters, " + std::to_string(be.configs) + " configurations): ";
-    if (!be.found) return s + "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + ".";
+    if (!be.found) return s + "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(world);
     s += "**" + parameters_text(be.parameters) + " parameters**";
     if (be.ci.valid())
       s += ", 95% bootstrap CI " + parameters_text(be.ci.low) + " to " + parameters_text(be.ci.high);
@@ -202,6 +203,30 @@ class ReportBuilder {
       s += " (no confidence interval: " + (be.reason.empty() ? std::string("too few resamples cross 1.0") : be.reason) + ")";
     if (be.extrapolated) s += "; extrapolated beyond the measured sizes, so treat it as a hint";
     return s + ".";
+  }
+
+  // Without a crossing, what the measurements do say: every size paid off (the break-even
+  // lies below the smallest model measured), or none did (above the largest).
+  std::string range_verdict(int world) const {
+    int compared = 0, paid = 0;
+    double smallest = kNaN, largest = kNaN;
+    for (const Comparison& c : a_.comparisons) {
+      const ConfigParams& p = cfg(c.n_gpu).params;
+      if (p.world_size != world) continue;
+      ++compared;
+      paid += c.paid_off;
+      const double n = static_cast<double>(p.parameters);
+      if (!(n >= smallest)) smallest = n;
+      if (!(n <= largest)) largest = n;
+    }
+    if (compared == 0) return "";
+    if (paid == compared)
+      return " Every compared configuration paid off, so for this machine the break-even lies below the smallest "
+             "model measured (" + parameters_text(smallest) + " parameters).";
+    if (paid == 0)
+      return " No compared configuration paid off, so the break-even lies above the largest model measured (" +
+             parameters_text(largest) + " parameters), if there is one.";
+    return "";
   }
 
   // ---- 2. Test configuration ------------------------------------------------------------
@@ -673,7 +698,9 @@ class ReportBuilder {
 }  // namespace
 
 std::string group_thousands(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
+  // Unsigned magnitude: -INT64_MIN does not fit in int64_t.
+  const uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  std::string digits = std::to_string(magnitude);
   std::string out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0) out += ',';
@@ -685,9 +712,12 @@ std::string group_thousands(int64_t value) {
 std::string format_number(double value, int significant) {
   if (!std::isfinite(value)) return "n/a";
   if (value == 0) return "0";
-  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-  const int decimals = std::max(0, significant - 1 - magnitude);
+  // The magnitude after rounding to `significant` digits: 9.996 rounds to 1.00e+01, so it
+  // is printed "10.0", not "10.00" (log10 of the unrounded value would say 0).
   char text[64];
+  std::snprintf(text, sizeof(text), "%.*e", std::max(significant, 1) - 1, value);
+  const int magnitude = std::atoi(std::strchr(text, 'e') + 1);
+  const int decimals = std::max(0, significant - 1 - magnitude);
   std::snprintf(text, sizeof(text), "%.*f", decimals, value);
   return text;
 }
