@@ -303,8 +303,10 @@ class ReportBuilder {
     doc_.heading("4. Results per model");
     doc_.paragraph("Throughput is global samples per second (all ranks), mean ± half-width of the 95% t-interval "
                    "over runs; speedup is N ranks over 1 with a 95% bootstrap interval; p is Welch's two-tailed "
-                   "test of N ranks against 1. Memory is the largest rank's allocator peak, GPU utilisation the "
-                   "mean NVML sample (n/a on CPU).");
+                   "test of N ranks against 1. The interval and p come from different methods and can disagree "
+                   "near the edge (an interval just above 1 with p slightly over 0.05); 'paid off' requires p < "
+                   "0.05. Memory is the largest rank's allocator peak, GPU utilisation the mean NVML sample (n/a "
+                   "where none was taken, e.g. on CPU).");
     for (const std::string& model : a_.models) {
       doc_.heading(model, 3);
       std::map<std::string, std::vector<const Comparison*>> by_variant;
