@@ -72,8 +72,8 @@ constexpr size_t kMaxChunk = 1u << 30;
 
 class MpiWork final : public CommWork {
  public:
-  MpiWork(std::vector<MPI_Request> requests, void* buffer, size_t count, DType dtype, int divide_by, int rank)
-      : requests_(std::move(requests)), buffer_(buffer), count_(count), dtype_(dtype), divide_by_(divide_by), rank_(rank) {}
+  MpiWork(std::vector<MPI_Request> requests, void* buffer, size_t count, DType dtype, int divide_by, MPI_Comm comm)
+      : requests_(std::move(requests)), buffer_(buffer), count_(count), dtype_(dtype), divide_by_(divide_by), comm_(comm) {}
 
   ~MpiWork() override {
     if (!done_) wait();
@@ -99,12 +99,35 @@ class MpiWork final : public CommWork {
       if (++spins % 1024 == 0) {
         if (std::chrono::steady_clock::now() > deadline)
           fatal_error("MPI allreduce", "no completion within --comm-timeout (" +
-                                           std::to_string(comm_timeout().count()) +
-                                           " s): a peer rank is probably gone or stuck",
+                                           std::to_string(comm_timeout().count()) + " s): lost contact with " +
+                                           peers_text() + ", gone or stuck; the job is aborted",
                       __FILE__, __LINE__);
         std::this_thread::yield();
       }
     }
+  }
+
+  // "rank 1" (the peer of a 2-rank group) or "one of ranks 1, 2, 3": MPI cannot say which
+  // peer holds a collective up, but with two ranks there is only one. World ranks, as
+  // mpirun numbers them.
+  std::string peers_text() const {
+    MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    int size = 0, me = 0;
+    if (MPI_Comm_group(comm_, &group) != MPI_SUCCESS || MPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS ||
+        MPI_Comm_size(comm_, &size) != MPI_SUCCESS || MPI_Comm_rank(comm_, &me) != MPI_SUCCESS)
+      return "a peer rank";
+    std::vector<int> ranks(static_cast<size_t>(size)), world_ranks(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) ranks[static_cast<size_t>(r)] = r;
+    if (MPI_Group_translate_ranks(group, size, ranks.data(), world, world_ranks.data()) != MPI_SUCCESS)
+      return "a peer rank";
+    MPI_Group_free(&group);
+    MPI_Group_free(&world);
+    std::string text;
+    for (int r = 0; r < size; ++r) {
+      if (r == me) continue;
+      text += (text.empty() ? "" : ", ") + std::to_string(world_ranks[static_cast<size_t>(r)]);
+    }
+    return size == 2 ? "rank " + text : "one of ranks " + text;
   }
 
   std::vector<MPI_Request> requests_;
@@ -112,7 +135,7 @@ class MpiWork final : public CommWork {
   size_t count_;
   DType dtype_;
   int divide_by_;
-  int rank_;
+  MPI_Comm comm_;
   bool done_ = false;
 };
 
@@ -150,7 +173,7 @@ class MpiCommunicator final : public Communicator {
       requests.push_back(request);
     }
     const int divide_by = op == ReduceOp::average ? size() : 1;
-    return std::make_unique<MpiWork>(std::move(requests), buffer, count, dtype, divide_by, rank());
+    return std::make_unique<MpiWork>(std::move(requests), buffer, count, dtype, divide_by, group_.handle());
   }
 
   void broadcast(void* buffer, size_t count, DType dtype, int root) override {

@@ -55,3 +55,74 @@ int64_t parse_count(const std::string& text) {
 }
 
 }  // namespace ddpscale
+
+// ---------------------------------------------------------------------------------------
+// Error reporting shared by the subcommands.
+
+#include <cstdio>
+#include <cstring>
+
+#include "check.hpp"
+#include "mpi_context.hpp"
+
+namespace ddpscale {
+
+std::string explain_option_error(const std::exception& error, int argc, char** argv, const std::string& program) {
+  const std::string hint = " (see " + program + " --help)";
+  std::string text = error.what();
+  // cxxopts 3: "Argument ‘abc’ failed to parse" with typographic quotes around the value.
+  static const std::string kPrefix = "Argument ";
+  static const std::string kSuffix = " failed to parse";
+  if (text.rfind(kPrefix, 0) != 0 || text.size() < kPrefix.size() + kSuffix.size() ||
+      text.compare(text.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
+    return text + hint;
+  std::string quoted = text.substr(kPrefix.size(), text.size() - kPrefix.size() - kSuffix.size());
+  // Strip one quote character (ASCII ' or the 3-byte UTF-8 ‘ ’) at each end.
+  auto strip = [&](bool front) {
+    for (const char* q : {"\xE2\x80\x98", "\xE2\x80\x99", "'"}) {
+      const size_t n = std::strlen(q);
+      if (quoted.size() < n) continue;
+      if (front && quoted.compare(0, n, q) == 0) {
+        quoted.erase(0, n);
+        return;
+      }
+      if (!front && quoted.compare(quoted.size() - n, n, q) == 0) {
+        quoted.erase(quoted.size() - n);
+        return;
+      }
+    }
+  };
+  strip(true);
+  strip(false);
+  std::string option;
+  for (int i = 1; i < argc && option.empty(); ++i) {
+    const std::string arg = argv[i];
+    const auto eq = arg.find('=');
+    if (arg.rfind("-", 0) == 0 && eq != std::string::npos && arg.substr(eq + 1) == quoted)
+      option = arg.substr(0, eq);
+    else if (arg == quoted && i > 1 && argv[i - 1][0] == '-')
+      option = argv[i - 1];
+  }
+  if (option.empty()) return "'" + quoted + "' is not a valid value for its option" + hint;
+  return option + " '" + quoted + "' is not a valid value: expected a number" + hint;
+}
+
+bool any_rank_has_usage_error(const MpiContext& mpi, const std::string& program, const std::string& message) {
+  int first_failed = message.empty() ? mpi.size() : mpi.rank();
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+  if (first_failed == mpi.size()) return false;
+  // One line, from rank 0: its own message, or that of the first rank that failed.
+  char text[1024] = {0};
+  if (mpi.rank() == first_failed) message.copy(text, sizeof(text) - 1);
+  DDPSCALE_MPI_CHECK(MPI_Bcast(text, sizeof(text), MPI_CHAR, first_failed, MPI_COMM_WORLD));
+  if (mpi.rank() == 0) {
+    if (first_failed == 0)
+      std::fprintf(stderr, "%s: %s\n", program.c_str(), text);
+    else
+      std::fprintf(stderr, "%s: rank %d: %s\n", program.c_str(), first_failed, text);
+    std::fflush(stderr);
+  }
+  return true;
+}
+
+}  // namespace ddpscale

@@ -20,4 +20,19 @@ struct UsageError : std::exception {
   std::string message;
 };
 
+// cxxopts says "Argument 'abc' failed to parse" without naming the option; this finds the
+// option the value was given to in argv and says "--batch 'abc' is not a valid number
+// (see ddpscale train --help)". Other messages come back as they are, plus the --help hint.
+std::string explain_option_error(const std::exception& error, int argc, char** argv, const std::string& program);
+
+class MpiContext;
+
+// The one place a subcommand's usage errors are reported once MPI is up. Every rank
+// validated the same input, but a rank may still see something else (a spec file missing
+// on one node), so the ranks agree first. Collective over the world, before any other
+// collective of the command: returns true when any rank failed, after rank 0 printed
+// "<program>: <message>" (or "<program>: rank R: <message>" for the first failed rank when
+// rank 0 itself was fine) as one line. Every rank then returns exit code 2.
+bool any_rank_has_usage_error(const MpiContext& mpi, const std::string& program, const std::string& message);
+
 }  // namespace ddpscale

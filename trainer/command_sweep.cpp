@@ -37,6 +37,11 @@ int run_sweep_command(int argc, char** argv) {
   SweepOptions sweep;
   SweepSpec spec;
   cxxopts::ParseResult args;
+  const std::string program = argv[0];
+  // Every rank reads and validates the spec itself; the ranks agree on the verdict before
+  // any other collective (any_rank_has_usage_error): a bad spec stops all ranks alike, a
+  // spec missing on one node names that rank, and no rank waits for one that left.
+  std::string usage_error;
   try {
     args = options.parse(argc, argv);
     if (args.count("help")) {
@@ -52,24 +57,27 @@ int run_sweep_command(int argc, char** argv) {
     sweep.nccl_profile = args["nccl-profile"].as<std::string>();
     sweep.commbench = args.count("no-commbench") == 0;
     sweep.command_line = joined_command_line(argc, argv);
-    if (args["comm-timeout"].as<int>() <= 0) throw UsageError("--comm-timeout must be positive");
-    // Every rank reads and validates the spec itself before MPI starts: a bad spec
-    // stops all ranks alike, and no rank waits in a collective for one that left.
+    const int timeout = args["comm-timeout"].as<int>();
+    if (timeout <= 0)
+      throw UsageError("--comm-timeout must be a positive number of seconds, got " + std::to_string(timeout));
+    set_comm_timeout(std::chrono::seconds(timeout));
     spec = load_sweep_spec(sweep.spec_path);
+  } catch (const cxxopts::exceptions::exception& e) {
+    usage_error = explain_option_error(e, argc, argv, program);
   } catch (const std::exception& e) {
-    std::cerr << "ddpscale sweep: " << e.what() << std::endl;
-    return 2;
+    usage_error = e.what();
   }
-  set_comm_timeout(std::chrono::seconds(args["comm-timeout"].as<int>()));
   MpiContext mpi(&argc, &argv);
   DeviceChoice device;
-  try {
-    device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
-    share_cpu_cores(mpi, device);
-  } catch (const std::exception& e) {
-    if (mpi.rank() == 0) std::cerr << "ddpscale sweep: " << e.what() << std::endl;
-    return 2;
+  if (usage_error.empty()) {
+    try {
+      device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
+      share_cpu_cores(mpi, device);
+    } catch (const std::exception& e) {
+      usage_error = e.what();
+    }
   }
+  if (any_rank_has_usage_error(mpi, program, usage_error)) return 2;
   return run_sweep(mpi, device, spec, sweep);
 }
 

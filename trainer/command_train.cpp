@@ -91,11 +91,15 @@ std::unique_ptr<Communicator> make_group_communicator(const MpiGroup& group, con
 }
 
 int run_train_command(int argc, char** argv) {
+  const std::string program = argv[0];
   cxxopts::Options options(argv[0], "Trains a model data-parallel on the launched ranks and times every phase of "
                                     "every step.\nExample: mpirun -np 2 ddpscale train -m mlp-large -b 64 --runs 5");
   add_train_options(options);
   TrainOptions train;
   cxxopts::ParseResult args;
+  // Every check runs on every rank; the ranks agree on the verdict before any other
+  // collective (any_rank_has_usage_error), so no rank waits for a peer that already left.
+  std::string usage_error;
   try {
     args = options.parse(argc, argv);
     if (args.count("help")) {
@@ -103,22 +107,28 @@ int run_train_command(int argc, char** argv) {
       return 0;
     }
     train = train_options_from(args);
-    describe_model(train.model, model_options_from(train));  // unknown model: error before MPI starts
+    const int timeout = args["comm-timeout"].as<int>();
+    if (timeout <= 0)
+      throw UsageError("--comm-timeout must be a positive number of seconds, got " + std::to_string(timeout));
+    set_comm_timeout(std::chrono::seconds(timeout));
+    describe_model(train.model, model_options_from(train));  // unknown model or size family
+  } catch (const cxxopts::exceptions::exception& e) {
+    usage_error = explain_option_error(e, argc, argv, program);
   } catch (const std::exception& e) {
-    std::cerr << "ddpscale train: " << e.what() << std::endl;
-    return 2;
+    usage_error = e.what();
   }
-  set_comm_timeout(std::chrono::seconds(args["comm-timeout"].as<int>()));
   MpiContext mpi(&argc, &argv);
   DeviceChoice device;
-  try {
-    device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
-    validate_train_options(train, mpi.size(), device.cuda);
-    share_cpu_cores(mpi, device);
-  } catch (const std::exception& e) {
-    if (mpi.rank() == 0) std::cerr << "ddpscale train: " << e.what() << std::endl;
-    return 2;
+  if (usage_error.empty()) {
+    try {
+      device = choose_device(mpi, args["device"].as<std::string>(), args.count("allow-shared-gpu") > 0);
+      validate_train_options(train, mpi.size(), device.cuda);
+      share_cpu_cores(mpi, device);
+    } catch (const std::exception& e) {
+      usage_error = e.what();
+    }
   }
+  if (any_rank_has_usage_error(mpi, program, usage_error)) return 2;
   const int world = effective_world_size(train, mpi.size());
   auto group = mpi.world().split(mpi.rank() < world ? 0 : -1);
   if (!group) return 0;  // this rank is not part of the requested world size
@@ -132,6 +142,7 @@ int run_train_command(int argc, char** argv) {
                 model.name.c_str(), static_cast<long long>(model.parameters), world, device.describe().c_str(),
                 static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
                 train.warmup);
+  if (printer) std::fflush(stdout);  // the header shows before the first run ends, also in a pipe
   const ConfigRecord record = run_configuration(train, *group, comm.get(), device, [&](const RunRecord& run) {
     print_run_line(stdout, run);
   });

@@ -1,7 +1,12 @@
 #include "config_runner.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
+#include "check.hpp"
 #include "mpi_context.hpp"
 #include "timing_exchange.hpp"
 #include "training_session.hpp"
@@ -43,12 +48,68 @@ int first_non_finite(const std::vector<float>& losses) {
 }
 
 // Replicas must be bit-identical after a run; anything else is a broken reduction.
-bool replicas_agree(const MpiGroup& group, std::pair<double, double> checksum) {
-  double mine[2] = {checksum.first, checksum.second};
-  double low[2] = {mine[0], mine[1]}, high[2] = {mine[0], mine[1]};
-  MPI_Allreduce(MPI_IN_PLACE, low, 2, MPI_DOUBLE, MPI_MIN, group.handle());
-  MPI_Allreduce(MPI_IN_PLACE, high, 2, MPI_DOUBLE, MPI_MAX, group.handle());
-  return low[0] == high[0] && low[1] == high[1];
+// Returns "" when every rank's checksum is finite and equals rank 0's, else what is wrong
+// and on which ranks (the same text on every rank).
+std::string replicas_disagree(const MpiGroup& group, std::pair<double, double> checksum) {
+  const double mine[2] = {checksum.first, checksum.second};
+  std::vector<double> all(static_cast<size_t>(group.size()) * 2);
+  DDPSCALE_MPI_CHECK(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, group.handle()));
+  std::string not_finite, differing;
+  for (int r = 0; r < group.size(); ++r) {
+    const double* theirs = &all[static_cast<size_t>(r) * 2];
+    if (!std::isfinite(theirs[0]) || !std::isfinite(theirs[1]))
+      not_finite += (not_finite.empty() ? "" : ", ") + std::to_string(r);
+    else if (r > 0 && std::memcmp(theirs, &all[0], 2 * sizeof(double)) != 0)
+      differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (!not_finite.empty()) return "parameters not finite after the run on rank(s) " + not_finite;
+  if (differing.empty()) return "";
+  char sums[96];
+  std::snprintf(sums, sizeof(sums), " (parameter sum %.17g on rank 0)", all[0]);
+  return "replicas diverged: the parameter checksum of rank(s) " + differing + " differs from rank 0's after the run" +
+         sums;
+}
+
+// Fault injection for the reliability tests (docs/reliability.md), read here and nowhere
+// else: DDPSCALE_FAULT_PERTURB_RANK=R adds 1 to one parameter of group rank R after the
+// first run's steps, before the checksum, as a broken reduction would leave it. Unset in
+// every real measurement; a set value is announced on stderr so it cannot go unnoticed.
+int fault_perturb_rank() {
+  static const int rank = [] {
+    const char* value = std::getenv("DDPSCALE_FAULT_PERTURB_RANK");
+    if (value == nullptr || *value == '\0') return -1;
+    char* end = nullptr;
+    const long parsed = std::strtol(value, &end, 10);
+    if (*end != '\0' || parsed < 0) {
+      std::fprintf(stderr, "ddpscale: DDPSCALE_FAULT_PERTURB_RANK='%s' is not a rank; ignored\n", value);
+      return -1;
+    }
+    std::fprintf(stderr, "ddpscale: fault injection: DDPSCALE_FAULT_PERTURB_RANK=%ld perturbs that rank's parameters "
+                         "after run 0\n", parsed);
+    return static_cast<int>(parsed);
+  }();
+  return rank;
+}
+
+void perturb_parameters(TrainingSession& session) {
+  torch::NoGradGuard no_grad;
+  auto parameters = session.parameters();
+  if (!parameters.empty()) parameters.front().view(-1)[0].add_(1.0);
+}
+
+// A run that ran out of memory says which batch did it, so the study's record shows the
+// limit (the configuration's record carries the rest of its settings).
+std::string describe_failure(std::string what, const TrainOptions& options, int world) {
+  const auto newline = what.find('\n');  // c10 errors carry a backtrace after the first line
+  if (newline != std::string::npos) what.resize(newline);
+  const bool out_of_memory = what.find("out of memory") != std::string::npos ||
+                             what.find("not enough memory") != std::string::npos ||
+                             what.find("can't allocate memory") != std::string::npos ||
+                             what.find("std::bad_alloc") != std::string::npos;
+  if (out_of_memory)
+    what = "out of memory at batch " + std::to_string(batch_per_rank(options, world)) + " per rank (global " +
+           std::to_string(global_batch(options, world)) + "): " + what;
+  return what;
 }
 
 }  // namespace
@@ -82,23 +143,27 @@ ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& grou
       setup.comm = comm;
       TrainingSession session(setup);
       session.run(timings, run.loss);
+      if (k == 0 && fault_perturb_rank() == group.rank()) perturb_parameters(session);
       checksum = session.parameter_checksum();
       const int bad = first_non_finite(run.loss);
-      if (bad >= 0) failure = "non-finite loss (" + std::to_string(run.loss[static_cast<size_t>(bad)]) +
-                              ") at measured step " + std::to_string(bad);
+      if (bad >= 0) {
+        const float value = run.loss[static_cast<size_t>(bad)];
+        failure = std::string("non-finite loss (") + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
+                  ") at measured step " + std::to_string(bad);
+      }
+    } catch (const std::bad_alloc&) {
+      failure = describe_failure("std::bad_alloc", options, world);
     } catch (const std::exception& e) {
-      failure = e.what();
-      const auto newline = failure.find('\n');  // c10 errors carry a backtrace after the first line
-      if (newline != std::string::npos) failure.resize(newline);
+      failure = describe_failure(e.what(), options, world);
     }
     timings.peak_memory_bytes = peak_memory_bytes(device);
 
     if (any_rank_failed(group, !failure.empty(), failure)) {
       run.status = RunStatus::failed;
       run.failure = failure;
-    } else if (!replicas_agree(group, checksum)) {
+    } else if (const std::string diverged = replicas_disagree(group, checksum); !diverged.empty()) {
       run.status = RunStatus::failed;
-      run.failure = "replicas diverged: parameter checksums differ between ranks after the run";
+      run.failure = diverged;
     }
     auto all = gather_rank_timings(group, timings);
     const double slowest_wall = max_over_group(group, timings.wall_seconds);

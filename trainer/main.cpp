@@ -1,11 +1,15 @@
 // ddpscale: does data-parallel training on N GPUs beat one, for this model and batch
 // size, and why not? This file only dispatches to the subcommands.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
+
+// HDF5 is linked through the run store (results/); only this one switch is needed here.
+extern "C" int H5dont_atexit(void);
 
 namespace {
 
@@ -39,6 +43,17 @@ void print_usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file-size limit (ulimit -f, a batch system's quota) the kernel sends SIGXFSZ,
+  // whose default action kills the process without a word. Ignored, the write fails with
+  // EFBIG instead, and the run store reports the file it could not write (and removes its
+  // temporary file), like any other write error.
+  if (std::signal(SIGXFSZ, SIG_IGN) == SIG_ERR) std::perror("ddpscale: signal(SIGXFSZ, SIG_IGN)");
+  // After a failed write (disk full, EFBIG) HDF5 1.10 keeps the file half-open when its
+  // H5Fclose fails, and its own clean-up at exit then crashes on it (SIGSEGV in
+  // H5F__close_cb), turning an error already reported with the file's name into a
+  // segfault. The run store closes every file it opens itself, so HDF5's exit-time clean-up
+  // has nothing left to do; it is switched off (this must come before any other HDF5 call).
+  if (H5dont_atexit() < 0) std::fprintf(stderr, "ddpscale: warning: H5dont_atexit failed\n");
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_usage(stdout);
     return argc < 2 ? 2 : 0;

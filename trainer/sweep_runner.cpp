@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -31,24 +33,66 @@ namespace fs = std::filesystem;
 namespace ddpscale {
 namespace {
 
+// SIGINT/SIGTERM (Ctrl-C, scancel, pre-emption): the current configuration is abandoned and
+// the process exits 130 at once. It has to be at once: mpirun answers its own SIGINT/SIGTERM
+// by sending the ranks SIGTERM and, one second later (odls_base_sigkill_timeout), SIGKILL.
+// Nothing of an unfinished configuration is on disk (rank 0 writes a configuration's file
+// only when all its runs are done, under a temporary name), so leaving is clean; only while
+// rank 0 writes a file is the exit put off until the file is complete (StoringGuard).
 std::atomic<int> g_stop_signal{0};
+std::atomic<bool> g_storing{false};
+std::atomic<bool> g_print_interruption{false};  // rank 0 says it, once for the job
 
-extern "C" void request_stop(int signal_number) { g_stop_signal.store(signal_number); }
+// Async-signal-safe: write(2) and _exit only.
+void exit_interrupted() {
+  if (g_print_interruption.load()) {
+    char text[200] = "\n[sweep] interrupted by signal ";
+    size_t n = std::strlen(text);
+    int signal_number = g_stop_signal.load();
+    char digits[12];
+    size_t d = 0;
+    do {
+      digits[d++] = static_cast<char>('0' + signal_number % 10);
+      signal_number /= 10;
+    } while (signal_number > 0 && d < sizeof(digits));
+    while (d > 0) text[n++] = digits[--d];
+    const char* rest = ": finished configurations are kept; run again with --resume to continue\n";
+    const size_t rest_length = std::strlen(rest);
+    std::memcpy(text + n, rest, rest_length);
+    n += rest_length;
+    ssize_t ignored = write(STDERR_FILENO, text, n);
+    (void)ignored;
+  }
+  _exit(130);
+}
 
-void install_stop_handlers() {
+extern "C" void request_stop(int signal_number) {
+  g_stop_signal.store(signal_number);
+  if (!g_storing.load()) exit_interrupted();
+}
+
+void install_stop_handlers(bool leader) {
+  g_print_interruption.store(leader);
   struct sigaction action {};
   action.sa_handler = request_stop;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  for (int signal_number : {SIGINT, SIGTERM})
+    if (sigaction(signal_number, &action, nullptr) != 0)
+      fatal_error(std::string("sigaction(") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") + ")",
+                  std::strerror(errno), __FILE__, __LINE__);
 }
 
-// Collective over the world: a signal seen by any rank stops every rank at the same point.
-bool stop_requested(const MpiGroup& world) {
-  int stop = g_stop_signal.load() != 0;
-  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, world.handle()));
-  return stop != 0;
-}
+// While alive, a stop signal waits; at its end, a signal that came meanwhile exits.
+class StoringGuard {
+ public:
+  StoringGuard() { g_storing.store(true); }
+  ~StoringGuard() {
+    g_storing.store(false);
+    if (g_stop_signal.load() != 0) exit_interrupted();
+  }
+  StoringGuard(const StoringGuard&) = delete;
+  StoringGuard& operator=(const StoringGuard&) = delete;
+};
 
 // A barrier that sleeps while it waits: ranks idle during a world-size-1 configuration
 // must not spin on a core that the measured rank needs (on CPU they share the cores).
@@ -61,6 +105,13 @@ void sleepy_barrier(const MpiGroup& world) {
     if (done) return;
     usleep(200);
   }
+}
+
+// HDF5's messages can carry a newline (the ctime() of a failed write); the user gets one line.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
 }
 
 // Rank 0 decides, every rank learns the verdict: an empty string means "go on".
@@ -130,6 +181,17 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
   fs::create_directories(options.out_dir, ec);
   if (ec) return "--out " + options.out_dir + ": cannot create the directory: " + ec.message();
   if (access(options.out_dir.c_str(), W_OK) != 0) return "--out " + options.out_dir + ": directory is not writable";
+  // A writer killed outright (SIGKILL, power cut) leaves its <id>.h5.tmp behind; it was
+  // never renamed, so it holds nothing that counts. Clear it so the folder holds results only.
+  for (const auto& entry : fs::directory_iterator(options.out_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".h5.tmp") == 0) {
+      std::error_code removed;
+      if (!fs::remove(entry.path(), removed) || removed)
+        return entry.path().string() + ": cannot remove this leftover of an interrupted write: " + removed.message();
+    }
+  }
+  if (ec) return "--out " + options.out_dir + ": cannot list the directory: " + ec.message();
   if (!options.resume || options.overwrite) return "";
   for (size_t i = 0; i < configs.size(); ++i) {
     const ConfigParams params = params_of(configs[i], on_cuda);
@@ -221,15 +283,16 @@ CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
 int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options) {
   const bool leader = mpi.rank() == 0;
   std::vector<SweepConfig> configs;
+  std::string usage_error;
   try {
     const NcclProfile profile = select_profile(spec, options.nccl_profile);
     apply_nccl_profile(profile);
     configs = expand_sweep(spec, profile.name);
     validate_configs(configs, mpi.size(), device.cuda);
   } catch (const std::exception& e) {
-    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", e.what());
-    return 2;
+    usage_error = e.what();
   }
+  if (any_rank_has_usage_error(mpi, "ddpscale sweep", usage_error)) return 2;
 
   std::vector<int> skip(configs.size(), 0);
   std::string refusal;
@@ -237,7 +300,7 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
     try {
       refusal = plan_output(options, configs, device.cuda, skip);
     } catch (const std::exception& e) {
-      refusal = e.what();
+      refusal = one_line(e.what());
     }
   }
   refusal = broadcast_verdict(mpi.world(), refusal);
@@ -246,6 +309,7 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
     return 2;
   }
   DDPSCALE_MPI_CHECK(MPI_Bcast(skip.data(), static_cast<int>(skip.size()), MPI_INT, 0, mpi.world().handle()));
+  install_stop_handlers(leader);
 
   // One group and one communicator per world size, made once: creating an NCCL
   // communicator costs far more than a configuration's short runs.
@@ -261,16 +325,21 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
   const StudyMetadata metadata = collect_study_metadata(mpi, options.command_line);
   std::string store_error;
   const int widest = *worlds.rbegin();
+  // A resumed study keeps the study.h5 (and allreduce sweep) of its first launch: measure
+  // only when one will be written. Rank 0 looks, every rank learns.
+  int new_study = leader && (options.overwrite || !fs::exists(fs::path(options.out_dir) / kStudyFileName));
+  DDPSCALE_MPI_CHECK(MPI_Bcast(&new_study, 1, MPI_INT, 0, mpi.world().handle()));
   CommBenchTable bench;
-  if (options.commbench && widest > 1 && groups[widest]) bench = quick_commbench(*comms[widest], *groups[widest]);
-  if (leader) {
+  if (new_study && options.commbench && widest > 1 && groups[widest])
+    bench = quick_commbench(*comms[widest], *groups[widest]);
+  if (leader && new_study) {
+    StoringGuard storing;
     try {
       StudyMetadata with_spec = metadata;
       with_spec.spec_text = spec.text;
-      if (options.overwrite || !fs::exists(fs::path(options.out_dir) / "study.h5"))
-        write_study(options.out_dir, with_spec, bench);
+      write_study(options.out_dir, with_spec, bench);
     } catch (const std::exception& e) {
-      store_error = e.what();
+      store_error = one_line(e.what());
     }
   }
   store_error = broadcast_verdict(mpi.world(), store_error);
@@ -279,7 +348,6 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
     return 1;
   }
 
-  install_stop_handlers();
   size_t total_runs = 0;
   for (const auto& c : configs) total_runs += static_cast<size_t>(c.options.runs);
   Progress progress(configs.size(), total_runs);
@@ -291,14 +359,9 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
                  spec.name.c_str(), configs.size(), static_cast<size_t>(std::count(skip.begin(), skip.end(), 1)),
                  total_runs, configs.empty() ? "default" : configs.front().nccl_profile.c_str(), options.out_dir.c_str());
 
+  std::vector<std::string> without_ok_run;  // rank 0: configurations whose every run failed
   for (size_t i = 0; i < configs.size(); ++i) {
     if (skip[i]) continue;
-    if (stop_requested(mpi.world())) {
-      if (leader)
-        std::fprintf(stderr, "\n[sweep] interrupted by signal %d: finished configurations are kept; run again with "
-                             "--resume to continue\n", g_stop_signal.load());
-      return 130;
-    }
     const auto& config = configs[i];
     const int w = config.options.world_size;
     std::string note;
@@ -309,11 +372,15 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
         record.params.nccl_profile = config.nccl_profile;
         record.params.nccl_variables = nccl_variables_in_effect();
         record.id = config_id(record.params);
+        StoringGuard storing;
+        const bool any_ok = std::any_of(record.runs.begin(), record.runs.end(),
+                                        [](const RunRecord& run) { return run.status == RunStatus::ok; });
+        if (!any_ok) without_ok_run.push_back(record.id);
         try {
           write_config(options.out_dir, record);
           note = config_summary_line(record);
         } catch (const std::exception& e) {
-          store_error = e.what();
+          store_error = one_line(e.what());
         }
       }
     }
@@ -326,6 +393,11 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
     if (leader) progress.config_done(config_id(params_of(config, device.cuda)), note);
   }
   if (leader) std::fprintf(stderr, "[sweep] done: %zu configurations in %s\n", configs.size(), options.out_dir.c_str());
+  if (leader && !without_ok_run.empty()) {
+    std::fprintf(stderr, "[sweep] %zu configuration(s) have no successful run (their failures are stored; "
+                         "`ddpscale report` lists them), e.g. %s\n", without_ok_run.size(), without_ok_run.front().c_str());
+    return 3;
+  }
   return 0;
 }
 

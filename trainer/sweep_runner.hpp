@@ -22,8 +22,13 @@ struct SweepOptions {
   std::string command_line;
 };
 
-// Exit codes: 0 all configurations done (failed runs are recorded, not fatal), 2 bad
-// input, 130 interrupted (SIGINT/SIGTERM; --resume continues).
+// Exit codes: 0 all configurations done (failed runs are recorded, not fatal), 1 a file
+// could not be written (the message names it), 2 bad input, 3 done but some configuration
+// has no successful run at all (recorded, listed by the report), 130 interrupted: on SIGINT or
+// SIGTERM every rank leaves at once (rank 0 first finishes a file it is writing), the
+// configuration under way is abandoned, finished ones stay, --resume continues. Under
+// mpirun, signalling mpirun itself makes it exit 1 whatever the ranks return; signalling the
+// ranks (as srun and SLURM pre-emption do) gives 130. docs/reliability.md has the details.
 int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options);
 
 }  // namespace ddpscale

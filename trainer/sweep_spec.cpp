@@ -3,6 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -178,10 +181,21 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
 }
 
 SweepSpec load_sweep_spec(const std::string& path) {
+  // A directory opens as an empty stream and would read as an empty spec; say what it is.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found)
+    throw SpecError(path + ": cannot open the sweep spec (missing or unreadable)");
+  if (status.type() == std::filesystem::file_type::directory)
+    throw SpecError(path + ": is a directory, not a sweep spec (give the YAML file)");
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw SpecError(path + ": cannot open the sweep spec (missing or unreadable)");
+  if (!in)
+    throw SpecError(path + ": cannot open the sweep spec: " +
+                    (errno != 0 ? std::strerror(errno) : ec ? ec.message() : "unknown error"));
   std::stringstream text;
   text << in.rdbuf();
+  if (in.bad()) throw SpecError(path + ": cannot read the sweep spec: " + std::strerror(errno));
   return parse_sweep_spec(text.str(), path);
 }
 

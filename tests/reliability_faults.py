@@ -1,0 +1,460 @@
+#!/usr/bin/python3
+"""Faults during a measurement (issue 6), each on 2 MPI ranks on CPU:
+
+  kill_rank        SIGKILL to rank 1 in the middle of measured steps of `ddpscale train`:
+                   everything is gone within --comm-timeout (10 s), and stderr names rank 1.
+  stuck_rank       SIGSTOP to rank 1 (alive but silent, which the launcher cannot see): rank 0
+                   gives up after --comm-timeout (4 s), names rank 1, and the job is aborted.
+  signal_mpirun_int, signal_mpirun_term
+                   SIGINT / SIGTERM to mpirun during a sweep: the ranks leave at once, finished
+                   configurations stay complete and untouched, no *.tmp, --resume completes.
+  signal_ranks_term
+                   SIGTERM to every rank (what srun and SLURM pre-emption do): as above, and
+                   the exit code is 130 with "[sweep] interrupted by signal 15".
+  nan_loss         sgd with lr 1e30 really diverges: each run is failed "non-finite loss (nan)
+                   at measured step 1" in the HDF5 file (h5py), counted (0/2 runs ok).
+  oom_batch        a batch no allocator can hold (10^12 samples, 4 PB): that configuration's runs
+                   are failed "out of memory at batch ...", the study goes on with the next one.
+  disk_full        a file-size limit (RLIMIT_FSIZE, as ulimit -f sets it) on rank 0 is hit
+                   while storing the second configuration:
+                   an error naming that file, the first file intact, no temporary file left.
+  diverged         DDPSCALE_FAULT_PERTURB_RANK=1 perturbs rank 1 after run 0: that run is
+                   failed "replicas diverged", the others are ok, and the summary's median is
+                   that of the ok runs only.
+
+Usage: /usr/bin/python3 reliability_faults.py --ddpscale PATH --mpirun "mpirun ..." TEST [TEST...]
+Exit 0 pass, 1 fail, 77 skipped (h5py missing for a test that reads HDF5).
+"""
+import argparse
+import os
+import re
+import resource
+import shlex
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reliability_common import Launch, files_under, rank_processes, tagged_processes, wait_until  # noqa: E402
+
+try:
+    import h5py
+except ImportError:
+    h5py = None
+
+
+class Skip(Exception):
+    pass
+
+
+def need_h5py():
+    if h5py is None:
+        raise Skip("h5py is missing for this interpreter (Debian: apt-get install python3-h5py)")
+
+
+def text(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def expect(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def write(path, content):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(content)
+
+
+def config_files(folder):
+    return [f for f in files_under(folder, "*.h5") if os.path.basename(f) != "study.h5"]
+
+
+def read_runs(path):
+    """[(index, status, failure, samples_per_second)] of one configuration file, by index."""
+    need_h5py()
+    with h5py.File(path, "r") as f:
+        expect(int(f.attrs["complete"]) == 1, f"{path}: not marked complete")
+        runs = []
+        for group in f["runs"].values():
+            runs.append((int(group.attrs["index"]), text(group.attrs["status"]), text(group.attrs["failure"]),
+                         float(group.attrs["samples_per_second"])))
+    return sorted(runs)
+
+
+def log(message):
+    print(message, flush=True)
+
+
+# ---------------------------------------------------------------------------------------
+# A rank lost in the middle of measured steps
+
+
+def start_long_training(ctx, name, timeout_s):
+    args = ["train", "-m", "mlp@100K", "--device", ctx.device, "--runs", "1", "--warmup", "2", "--steps", "100000",
+            "--comm-timeout", str(timeout_s)]
+    launch = Launch(ctx.mpirun, ctx.ddpscale, args, ctx.workdir, name=name)
+    # The header is printed (and flushed) just before the first run; warm-up is 2 short
+    # steps, so 2 s after it the ranks are deep in measured steps.
+    wait_until(lambda: "# ddpscale train:" in launch.stdout() or launch.process.poll() is not None, 60,
+               "the training header")
+    expect(launch.process.poll() is None, f"training ended early:\n{launch.stderr()}")
+    time.sleep(2.0)
+    ranks = rank_processes(launch.tag)
+    expect(sorted(ranks) == [0, 1], f"expected ranks 0 and 1 in /proc, found {ranks}")
+    return launch, ranks
+
+
+def test_kill_rank(ctx):
+    timeout_s = 10
+    launch, ranks = start_long_training(ctx, "kill_rank", timeout_s)
+    killed_at = time.monotonic()
+    os.kill(ranks[1], signal.SIGKILL)
+    code = launch.wait(timeout=timeout_s + 30)
+    gone = launch.wait_for_processes_gone(timeout=timeout_s + 30) - (killed_at - launch.start)
+    stderr = launch.stderr()
+    log(f"  SIGKILL rank 1 (pid {ranks[1]}): mpirun exit {code}, every process gone {gone:.2f} s later")
+    named = [l.strip() for l in stderr.splitlines() if re.search(r"\brank 1\b", l)]
+    log("  message: " + (named[0] if named else "(none naming rank 1)"))
+    expect(code != 0, "mpirun exited 0 after a rank was killed")
+    expect(gone <= timeout_s, f"processes left {gone:.1f} s after the kill, more than --comm-timeout {timeout_s} s")
+    expect(named, f"no line of stderr names the lost rank 1:\n{stderr}")
+
+
+def test_stuck_rank(ctx):
+    timeout_s = 4
+    launch, ranks = start_long_training(ctx, "stuck_rank", timeout_s)
+    stopped_at = time.monotonic()
+    os.kill(ranks[1], signal.SIGSTOP)
+    try:
+        code = launch.wait(timeout=timeout_s + 30)
+        gone = launch.wait_for_processes_gone(timeout=30) - (stopped_at - launch.start)
+    finally:
+        # Whatever happened, never leave a stopped process behind.
+        for pid in tagged_processes(launch.tag):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    stderr = launch.stderr()
+    fatal = [l for l in stderr.splitlines() if l.startswith("[ddpscale rank 0] FATAL:")]
+    log(f"  SIGSTOP rank 1 (pid {ranks[1]}): mpirun exit {code}, every process gone {gone:.2f} s later")
+    log("  message: " + (fatal[0] if fatal else "(none)"))
+    expect(code != 0, "mpirun exited 0 although a rank was stuck")
+    expect(fatal, f"rank 0 printed no FATAL line:\n{stderr}")
+    # MPI knows which request is missing and names the rank; NCCL only knows that its
+    # collective never finished (a 2-rank group has one peer to blame).
+    expected = f"no completion within --comm-timeout ({timeout_s} s)" + (": lost contact with rank 1"
+                                                                         if ctx.device == "cpu" else "")
+    expect(expected in fatal[0], f"the FATAL line does not say '{expected}': {fatal[0]}")
+    # The time-out counts from the start of the wait for the step's allreduce, then MPI_Abort
+    # and mpirun's clean-up (SIGCONT, SIGTERM, SIGKILL one second apart) follow.
+    expect(gone <= timeout_s + 6, f"processes left {gone:.1f} s after SIGSTOP (time-out {timeout_s} s)")
+
+
+# ---------------------------------------------------------------------------------------
+# Interrupted sweeps
+
+SWEEP_SPEC = """\
+name: interrupt
+models: [mlp@100K]
+batch_sizes: [8, 16, 32, 64]
+world_sizes: [1, 2]
+runs: 2
+warmup: 1
+steps: 150
+"""
+# 150 steps (about 2 s a configuration here): a configuration must outlast the signal's way through mpirun (about a second);
+# with 10 steps an idle machine finished the whole study before the ranks got it.
+SWEEP_CONFIGS = 8
+
+
+def interrupted_sweep(ctx, name, target, signal_number):
+    folder = os.path.join(ctx.workdir, name)
+    os.makedirs(folder)
+    write(os.path.join(folder, "spec.yaml"), SWEEP_SPEC)
+    args = ["sweep", "spec.yaml", "--out", "study", "--device", "cpu", "--no-commbench"]
+    launch = Launch(ctx.mpirun, ctx.ddpscale, args, folder, name="sweep")
+    study = os.path.join(folder, "study")
+    # Signal once two configurations are stored and the third is under way.
+    wait_until(lambda: len(config_files(study)) >= 2 or launch.process.poll() is not None, 120,
+               "two finished configurations")
+    expect(launch.process.poll() is None, f"the sweep ended before it could be interrupted:\n{launch.stderr()}")
+    sent_at = time.monotonic()
+    if target == "mpirun":
+        os.kill(launch.process.pid, signal_number)
+    else:
+        for pid in rank_processes(launch.tag).values():
+            os.kill(pid, signal_number)
+    code = launch.wait(timeout=60)
+    gone = launch.wait_for_processes_gone(timeout=30) - (sent_at - launch.start)
+    stderr = launch.stderr()
+    kept = config_files(study)
+    tmp = files_under(study, "*.tmp")
+    log(f"  {signal.Signals(signal_number).name} to {target}: exit {code}, every process gone {gone:.2f} s later, "
+        f"{len(kept)} of {SWEEP_CONFIGS} configurations kept, {len(tmp)} *.tmp")
+    message = [l for l in stderr.splitlines() if "[sweep] interrupted" in l]
+    log("  message: " + (message[0] if message else "(none)"))
+    expect(code != 0, "the interrupted sweep exited 0")
+    expect(message and "[sweep] interrupted by signal 15: finished configurations are kept; run again with "
+                       "--resume to continue" in message[0], "no interruption message from rank 0")
+    expect(gone <= 10, f"processes left {gone:.1f} s after the signal")
+    expect(not tmp, f"temporary files left: {tmp}")
+    expect(2 <= len(kept) < SWEEP_CONFIGS, f"{len(kept)} configurations kept, expected 2 to {SWEEP_CONFIGS - 1}")
+    if h5py is not None:
+        for f in kept:
+            runs = read_runs(os.path.join(study, f))
+            expect([r[1] for r in runs] == ["ok", "ok"], f"{f}: runs {runs}")
+    before = {f: os.stat(os.path.join(study, f)) for f in kept}
+
+    resume = Launch(ctx.mpirun, ctx.ddpscale, args + ["--resume"], folder, name="resume")
+    resume_code = resume.wait(timeout=180)
+    resume_err = resume.stderr()
+    done = re.search(r"(\d+) configurations \((\d+) already done\)", resume_err)
+    log(f"  --resume: exit {resume_code}, {done.group(0) if done else '?'}, "
+        f"{len(config_files(study))} configurations in the study")
+    expect(resume_code == 0, f"--resume failed ({resume_code}):\n{resume_err}")
+    expect(done and int(done.group(1)) == SWEEP_CONFIGS and int(done.group(2)) == len(kept),
+           f"--resume did not skip exactly the {len(kept)} kept configurations:\n{resume_err}")
+    expect(len(config_files(study)) == SWEEP_CONFIGS, f"after --resume: {config_files(study)}")
+    expect(not files_under(study, "*.tmp"), "temporary files after --resume")
+    for f, st in before.items():
+        now = os.stat(os.path.join(study, f))
+        expect((now.st_ino, now.st_mtime_ns, now.st_size) == (st.st_ino, st.st_mtime_ns, st.st_size),
+               f"{f} was rewritten by --resume")
+    return code, message
+
+
+def test_signal_mpirun_int(ctx):
+    code, _ = interrupted_sweep(ctx, "signal_mpirun_int", "mpirun", signal.SIGINT)
+    # mpirun answers its own SIGINT/SIGTERM by killing the job and exits 1 whatever the ranks
+    # return (Open MPI 4.1); the ranks' 130 is seen where the signal reaches them directly.
+    log(f"  (mpirun's own exit code on SIGINT: {code})")
+
+
+def test_signal_mpirun_term(ctx):
+    code, _ = interrupted_sweep(ctx, "signal_mpirun_term", "mpirun", signal.SIGTERM)
+    log(f"  (mpirun's own exit code on SIGTERM: {code})")
+
+
+def test_signal_ranks_term(ctx):
+    code, _ = interrupted_sweep(ctx, "signal_ranks_term", "ranks", signal.SIGTERM)
+    expect(code == 130, f"exit code {code}, expected 130")
+
+
+# ---------------------------------------------------------------------------------------
+# Failed runs recorded, excluded and counted
+
+
+def test_nan_loss(ctx):
+    need_h5py()
+    folder = os.path.join(ctx.workdir, "nan_loss")
+    os.makedirs(folder)
+    write(os.path.join(folder, "spec.yaml"),
+          "name: nan\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 2\nwarmup: 0\nsteps: 4\n"
+          "optimizer: sgd\nlr: 1.0e30\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, ["sweep", "spec.yaml", "--out", "study", "--device", "cpu",
+                                               "--no-commbench"], folder, name="sweep")
+    code = launch.wait(timeout=120)
+    stderr = launch.stderr()
+    # Every run failed, so the finished study exits 3 ("some configuration has no successful run").
+    expect(code == 3, f"a sweep whose runs all failed must still finish, with exit 3, got {code}:\n{stderr}")
+    expect("have no successful run" in stderr, f"the sweep must say which configurations failed:\n{stderr}")
+    files = config_files(os.path.join(folder, "study"))
+    expect(len(files) == 1, f"expected one configuration file, found {files}")
+    runs = read_runs(os.path.join(folder, "study", files[0]))
+    log(f"  {files[0]}: " + "; ".join(f"run {i} {s} '{why}' {sps:.0f} samples/s" for i, s, why, sps in runs))
+    expect(len(runs) == 2, f"expected 2 runs, found {runs}")
+    for index, status, failure, sps in runs:
+        expect(status == "failed", f"run {index} is {status}")
+        expect(re.fullmatch(r"rank \d: non-finite loss \((nan|inf|-inf)\) at measured step 1", failure),
+               f"run {index}: failure text '{failure}'")
+        expect(sps == 0, f"run {index}: a failed run has samples_per_second {sps}")
+    summary = [l for l in stderr.splitlines() if "runs ok" in l]
+    log("  summary: " + (summary[0].strip() if summary else "(none)"))
+    expect(summary and "0/2 runs ok" in summary[0], "the summary does not count 0/2 runs ok")
+
+    # `ddpscale train` says it too, and exits 1 because a run failed.
+    train = Launch(ctx.mpirun, ctx.ddpscale, ["train", "-m", "mlp@100K", "--device", "cpu", "--optimizer", "sgd",
+                                              "--lr", "1e30", "--warmup", "0", "--steps", "4", "--runs", "2"],
+                   folder, name="train")
+    train_code = train.wait(timeout=60)
+    out = train.stdout()
+    log(f"  train: exit {train_code}; " + "; ".join(l for l in out.splitlines() if "FAILED" in l or "summary" in l))
+    expect(train_code == 1, f"train exit code {train_code}, expected 1")
+    expect("run   0  FAILED: rank 0: non-finite loss (nan) at measured step 1" in out, out)
+    expect("# summary: 0 of 2 runs ok" in out, out)
+
+
+def test_diverged(ctx):
+    need_h5py()
+    folder = os.path.join(ctx.workdir, "diverged")
+    os.makedirs(folder)
+    write(os.path.join(folder, "spec.yaml"),
+          "name: diverged\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 3\nwarmup: 1\nsteps: 6\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, ["sweep", "spec.yaml", "--out", "study", "--device", "cpu",
+                                               "--no-commbench"], folder, name="sweep",
+                    env={"DDPSCALE_FAULT_PERTURB_RANK": "1"})
+    code = launch.wait(timeout=120)
+    stderr = launch.stderr()
+    expect(code == 0, f"exit {code}:\n{stderr}")
+    expect("fault injection: DDPSCALE_FAULT_PERTURB_RANK=1" in stderr, "the fault injection was not announced")
+    files = config_files(os.path.join(folder, "study"))
+    expect(len(files) == 1, f"expected one configuration file, found {files}")
+    runs = read_runs(os.path.join(folder, "study", files[0]))
+    log(f"  {files[0]}: " + "; ".join(f"run {i} {s} '{why}' {sps:.0f} samples/s" for i, s, why, sps in runs))
+    expect([r[1] for r in runs] == ["failed", "ok", "ok"], f"statuses {[r[1] for r in runs]}")
+    expect(runs[0][2].startswith("replicas diverged: the parameter checksum of rank(s) 1 differs from rank 0's"),
+           f"failure text '{runs[0][2]}'")
+    expect(runs[0][3] == 0 and runs[1][3] > 0 and runs[2][3] > 0, f"samples_per_second {[r[3] for r in runs]}")
+    # The sweep's summary is the median over ok runs only: 2 of 3, and the failed run's
+    # throughput (stored as 0) is not averaged in.
+    summary = [l for l in stderr.splitlines() if "runs ok" in l]
+    log("  summary: " + (summary[0].strip() if summary else "(none)"))
+    expect(summary and "2/3 runs ok" in summary[0], "the summary does not count 2/3 runs ok")
+    printed = float(re.search(r"([0-9.]+) samples/s", summary[0]).group(1))
+    ok_median = statistics.median([r[3] for r in runs if r[1] == "ok"])
+    all_median = statistics.median([r[3] for r in runs])
+    log(f"  median samples/s: printed {printed}, of the ok runs {ok_median:.1f}, of all runs {all_median:.1f}")
+    expect(abs(printed - ok_median) <= 0.051, f"printed median {printed} is not the ok runs' {ok_median:.1f}")
+
+
+def test_oom_batch(ctx):
+    """The CPU stand-in for "batch too large for device memory": a batch of 10^12 samples
+    asks LibTorch's CPU allocator for 4 PB, more than the 128 TiB a process can address,
+    so it fails the same on every machine, whatever its memory and overcommit setting."""
+    need_h5py()
+    folder = os.path.join(ctx.workdir, "oom_batch")
+    os.makedirs(folder)
+    write(os.path.join(folder, "spec.yaml"),
+          "name: oom\nmodels: [mlp@100K]\nbatch_sizes: [1000000000000, 8]\nworld_sizes: [2]\nruns: 2\nwarmup: 0\n"
+          "steps: 2\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, ["sweep", "spec.yaml", "--out", "study", "--device", "cpu",
+                                               "--no-commbench"], folder, name="sweep")
+    code = launch.wait(timeout=120)
+    stderr = launch.stderr()
+    expect(code == 3, f"the study must go on past the failed configuration and finish with exit 3 (a "
+                      f"configuration without a successful run), got {code}:\n{stderr}")
+    study = os.path.join(folder, "study")
+    files = config_files(study)
+    expect(len(files) == 2, f"expected both configurations stored, found {files}")
+    big = [f for f in files if "_b1000000000000_" in f]
+    small = [f for f in files if "_b8_" in f]
+    expect(big and small, f"files {files}")
+    big_runs = read_runs(os.path.join(study, big[0]))
+    small_runs = read_runs(os.path.join(study, small[0]))
+    log(f"  {big[0]}: " + "; ".join(f"run {i} {st} '{why[:110]}...'" for i, st, why, _ in big_runs))
+    log(f"  {small[0]}: " + ", ".join(f"run {i} {st}" for i, st, _, _ in small_runs))
+    for index, status, failure, sps in big_runs:
+        expect(status == "failed" and sps == 0, f"run {index}: {status} {sps}")
+        expect(re.match(r"rank \d: out of memory at batch 1000000000000 per rank \(global 2000000000000\): .*"
+                        r"can't allocate memory", failure), f"run {index}: failure text '{failure}'")
+    expect([r[1] for r in small_runs] == ["ok", "ok"], f"the next configuration: {small_runs}")
+    expect("0/2 runs ok" in stderr and "2/2 runs ok" in stderr, f"summaries:\n{stderr}")
+
+
+# ---------------------------------------------------------------------------------------
+# A write error while storing
+
+
+def test_disk_full(ctx):
+    folder = os.path.join(ctx.workdir, "disk_full")
+    os.makedirs(folder)
+    # Two world-1 configurations, both stored by rank 0: the first file is small (10 steps,
+    # about 15 KB), the second larger (400 steps of float32 phase times per run, ~40 KB);
+    # the file-size limit lies between them.
+    write(os.path.join(folder, "spec.yaml"),
+          "name: disk\nmodels: [mlp@100K, mlp@200K]\nbatch_sizes: [8]\nworld_sizes: [1]\nruns: 2\nwarmup: 0\n"
+          "steps: 10\noverrides:\n  - models: [mlp@200K]\n    steps: 400\n")
+    args = ["sweep", "spec.yaml", "--out", "study", "--device", "cpu", "--no-commbench"]
+    limit = 24 * 1024
+    launch = Launch(ctx.mpirun, ctx.ddpscale, args, folder, name="sweep")
+    # RLIMIT_FSIZE (what `ulimit -f` sets) on rank 0 alone, once MPI is up: set on mpirun it
+    # would also cap Open MPI's shared-memory files (PMIx and the vader segments), and the
+    # launch would fail before ddpscale wrote anything.
+    wait_until(lambda: "configurations (0 already done)" in launch.stderr() or launch.process.poll() is not None,
+               60, "the sweep's start line")
+    expect(launch.process.poll() is None, f"the sweep ended early:\n{launch.stderr()}")
+    rank0 = rank_processes(launch.tag)[0]
+    resource.prlimit(rank0, resource.RLIMIT_FSIZE, (limit, limit))
+    code = launch.wait(timeout=180)
+    stderr = launch.stderr()
+    study = os.path.join(folder, "study")
+    kept = config_files(study)
+    tmp = files_under(study, "*.tmp")
+    ours = [l for l in stderr.splitlines() if l.startswith("ddpscale sweep:")]
+    log(f"  RLIMIT_FSIZE {limit // 1024} KiB on rank 0: exit {code}; kept {kept}; tmp {tmp}")
+    log("  message: " + (ours[0] if ours else "(none)"))
+    expect(code == 1, f"exit code {code}, expected 1 (a file could not be written):\n{stderr}")
+    expect(len(kept) == 1 and kept[0].startswith("mlp-100K_"), f"expected the first configuration only: {kept}")
+    expect(os.path.getsize(os.path.join(study, kept[0])) < limit, "the kept file is over the limit?")
+    expect(not tmp, f"temporary file left: {tmp}")
+    expect(ours and re.search(r"study/mlp-200K_\S*\.h5: .*File too large", ours[0]),
+           f"the error does not name the second configuration's file and the cause:\n{stderr}")
+    if h5py is not None:
+        runs = read_runs(os.path.join(study, kept[0]))
+        expect([r[1] for r in runs] == ["ok"] * 2, f"{kept[0]}: {runs}")
+    # Without the limit, --resume keeps the first file and completes the study.
+    resume = Launch(ctx.mpirun, ctx.ddpscale, args + ["--resume"], folder, name="resume")
+    resume_code = resume.wait(timeout=180)
+    expect(resume_code == 0 and "(1 already done)" in resume.stderr(), f"--resume: {resume.stderr()}")
+    expect(len(config_files(study)) == 2, f"after --resume: {config_files(study)}")
+    log("  --resume without the limit: exit 0, 1 already done, 2 configurations")
+
+
+TESTS = {
+    "kill_rank": test_kill_rank,
+    "stuck_rank": test_stuck_rank,
+    "signal_mpirun_int": test_signal_mpirun_int,
+    "signal_mpirun_term": test_signal_mpirun_term,
+    "signal_ranks_term": test_signal_ranks_term,
+    "nan_loss": test_nan_loss,
+    "diverged": test_diverged,
+    "oom_batch": test_oom_batch,
+    "disk_full": test_disk_full,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ddpscale", required=True)
+    parser.add_argument("--mpirun", required=True, help="mpirun and its options, as one string")
+    parser.add_argument("--workdir", help="keep the folders here (default: a temporary folder, removed on success)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="where kill_rank and stuck_rank train: cpu (MPI backend) or cuda (NCCL backend)")
+    parser.add_argument("tests", nargs="+", choices=sorted(TESTS) + ["all"])
+    ctx = parser.parse_args()
+    ctx.mpirun = shlex.split(ctx.mpirun)
+    ctx.ddpscale = os.path.abspath(ctx.ddpscale)
+    names = sorted(TESTS) if "all" in ctx.tests else ctx.tests
+    root = ctx.workdir or tempfile.mkdtemp(prefix="ddpscale-reliability-faults-")
+    passed = failed = skipped = 0
+    for name in names:
+        ctx.workdir = os.path.join(root, name)
+        shutil.rmtree(ctx.workdir, ignore_errors=True)
+        os.makedirs(ctx.workdir)
+        start = time.monotonic()
+        log(f"== {name}")
+        try:
+            TESTS[name](ctx)
+            log(f"ok     {name} ({time.monotonic() - start:.1f} s)")
+            passed += 1
+        except Skip as e:
+            log(f"SKIPPED: {name}: {e}")
+            skipped += 1
+        except AssertionError as e:
+            log(f"FAILED {name} ({time.monotonic() - start:.1f} s): {e}")
+            failed += 1
+    log(f"{passed} passed, {failed} failed, {skipped} skipped")
+    if failed == 0 and not parser.parse_args().workdir:
+        shutil.rmtree(root, ignore_errors=True)
+    if failed:
+        return 1
+    return 77 if skipped and not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
