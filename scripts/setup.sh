@@ -6,7 +6,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DEBIAN_PACKAGES=(build-essential cmake ninja-build git pkg-config
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
   libcxxopts-dev libeigen3-dev libgtest-dev libyaml-cpp-dev libboost-math-dev
-  python3 python3-h5py python3-numpy gnuplot-nox)
+  python3 python3-h5py python3-numpy gnuplot-nox slurm-wlm munge)
+DEBIAN_PACKAGES+=(python3-scipy chromium)
 
 install_missing_packages() {
   local missing=()

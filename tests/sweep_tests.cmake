@@ -1,0 +1,39 @@
+# Whole studies through `ddpscale sweep` on 2 ranks (issue 4's CI evidence), and SLURM.
+# Included from tests/CMakeLists.txt, after run_store_outside_tools.cmake (which defines
+# DDPSCALE_H5PY_PYTHON). Each test runs alone (RUN_SERIAL): they time real training and
+# use both cores. Skipped (77) where h5py or SLURM is missing, never silently passed.
+set(ddpscale_studies_dir ${CMAKE_BINARY_DIR}/studies)
+set(ddpscale_sweep_env DDPSCALE_H5PY_PYTHON=${DDPSCALE_H5PY_PYTHON})
+
+# experiments/quick.yaml end to end, read back with h5py. The study stays in
+# build/studies/quick for later tests: FIXTURES_REQUIRED quick_study.
+add_test(NAME sweep_quick_study
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/quick_study_test.sh $<TARGET_FILE:ddpscale>
+                 ${ddpscale_studies_dir}/quick -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_quick_study PROPERTIES LABELS "mpi;study" FIXTURES_SETUP quick_study
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
+# SIGKILL to mpirun mid-sweep, --resume, and the result equals an uninterrupted sweep;
+# an existing study without --resume/--overwrite is refused (tests/specs/tiny.yaml).
+add_test(NAME sweep_kill_resume
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/kill_resume_test.sh $<TARGET_FILE:ddpscale>
+                 ${ddpscale_studies_dir}/kill_resume -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_kill_resume PROPERTIES LABELS "mpi;study"
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
+# Issue 6's soak, shortened: 3 random kills + resumes, without the allreduce benchmark
+# (15 s of start-up per launch on CPU). The full soak, benchmark included, is
+# `bash tests/soak_kill_resume.sh 10` (after the README's build).
+add_test(NAME sweep_soak_kill_resume
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/soak_kill_resume.sh 3 --no-commbench --bin $<TARGET_FILE:ddpscale>
+                 --work ${ddpscale_studies_dir}/soak -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_soak_kill_resume PROPERTIES LABELS "mpi;study"
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
+# A one-node SLURM cluster on localhost (root; munge + slurmctld + slurmd) runs
+# slurm/study.sbatch on tests/specs/tiny.yaml. 77 (skipped) where SLURM cannot start.
+add_test(NAME slurm_study
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm_study_test.sh $<TARGET_FILE:ddpscale>
+                 ${ddpscale_studies_dir}/slurm)
+set_tests_properties(slurm_study PROPERTIES LABELS slurm
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
