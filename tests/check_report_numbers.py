@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Recomputes the report's numbers from the study's HDF5 files, independently of ddpscale.
+
+    check_report_numbers.py REPORT_DIR STUDY_DIR
+
+For every 1-rank / N-rank pair of configurations that are twins (same model, scaling,
+batch per rank when weak or global batch when strong, optimizer, learning rate, dtype,
+exec, NCCL profile, device and measured steps), reads the ok runs' samples_per_second
+with h5py, removes outliers by the modified Z-score, and computes mean, sample sd, the
+95% t-interval (scipy.stats.t.ppf), Welch's p (scipy.stats.ttest_ind, equal_var=False)
+and the speedup (ratio of means); then compares them with summary.csv. Also checks that
+summary.json parses and has one entry per configuration file.
+
+Exit status: 0 all agree, 1 a difference (each printed), 77 h5py/numpy/scipy missing.
+"""
+import csv
+import glob
+import json
+import math
+import os
+import sys
+
+try:
+    import h5py
+    import numpy as np
+    from scipy import stats
+except ImportError as e:  # reported as skipped by CTest, never as passed
+    print(f"SKIPPED: {e} (Debian: python3-h5py python3-numpy python3-scipy)")
+    sys.exit(77)
+
+REL_TOL = 1e-9     # mean, sd, CI bounds, speedup: the same double arithmetic, other code
+P_REL_TOL = 1e-6   # Welch p: Boost.Math against scipy's special functions
+P_ABS_TOL = 1e-15  # p-values below this are both "zero" in double precision terms
+
+errors = []
+
+
+def fail(message):
+    errors.append(message)
+    print("MISMATCH:", message)
+
+
+def text(value):
+    return value.decode() if isinstance(value, (bytes, np.bytes_)) else value
+
+
+def read_config(path):
+    with h5py.File(path, "r") as f:
+        params = {k: text(v) for k, v in f["params"].attrs.items()}
+        runs = []
+        for run in f["runs"].values():
+            runs.append({
+                "index": int(run.attrs["index"]),
+                "status": text(run.attrs["status"]),
+                "samples_per_second": float(run.attrs["samples_per_second"]),
+            })
+        runs.sort(key=lambda r: r["index"])
+        return {"id": text(f.attrs["config_id"]), "path": path, "params": params, "runs": runs}
+
+
+def twin_key(p):
+    batch = int(p["global_batch"]) if p["scaling"] == "strong" else int(p["batch_per_rank"])
+    return (p["model"], p["scaling"], batch, p["optimizer"], float(p["learning_rate"]), p["dtype"], p["exec"],
+            p["nccl_profile"], p["device"], int(p["measured_steps"]))
+
+
+def modified_z_filter(values):
+    """Iglewicz-Hoaglin: |0.6745 (x - median) / MAD| > 3.5 removed. When MAD is 0, the
+    mean absolute deviation from the median stands in: (x - median) / (1.253314 MeanAD);
+    when that is 0 too, all values are equal and none is removed (results/statistics.hpp)."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return x, 0
+    center = np.median(x)
+    deviations = np.abs(x - center)
+    mad = np.median(deviations)
+    if mad != 0:
+        scores = 0.6745 * (x - center) / mad
+    else:
+        scale = 1.253314 * np.mean(deviations)
+        scores = np.zeros_like(x) if scale == 0 else (x - center) / scale
+    keep = np.abs(scores) <= 3.5
+    return x[keep], int((~keep).sum())
+
+
+def describe(values):
+    n = len(values)
+    mean = float(np.mean(values)) if n else math.nan
+    sd = float(np.std(values, ddof=1)) if n >= 2 else math.nan
+    if n >= 2:
+        half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+        low, high = mean - half, mean + half
+    else:
+        low = high = math.nan
+    return {"n": n, "mean": mean, "sd": sd, "ci95_low": low, "ci95_high": high}
+
+
+def csv_number(row, column):
+    cell = row[column]
+    return math.nan if cell == "" else float(cell)
+
+
+def same(name, got, want, rel_tol, abs_tol=0.0):
+    if math.isnan(want):
+        if not math.isnan(got):
+            fail(f"{name}: summary.csv {got!r}, expected an empty cell (not computable)")
+        return
+    if math.isnan(got) or not math.isclose(got, want, rel_tol=rel_tol, abs_tol=abs_tol):
+        fail(f"{name}: summary.csv {got!r}, independent computation {want!r}")
+
+
+def check_config(config, row):
+    ok = [r["samples_per_second"] for r in config["runs"] if r["status"] == "ok"]
+    kept, removed = modified_z_filter(ok)
+    d = describe(kept)
+    cid = config["id"]
+    for column, want in (("runs_total", len(config["runs"])), ("runs_ok", len(ok)),
+                         ("runs_failed", len(config["runs"]) - len(ok)), ("outliers_removed", removed),
+                         ("samples_per_s_n", d["n"])):
+        same(f"{cid} {column}", csv_number(row, column), float(want), 0.0)
+    for field in ("mean", "sd", "ci95_low", "ci95_high"):
+        same(f"{cid} samples_per_s_{field}", csv_number(row, "samples_per_s_" + field), d[field], REL_TOL)
+    return kept, d
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    report_dir, study_dir = sys.argv[1], sys.argv[2]
+
+    config_files = sorted(p for p in glob.glob(os.path.join(study_dir, "*.h5"))
+                          if os.path.basename(p) != "study.h5")
+    if not config_files:
+        print(f"FAIL: no configuration files in {study_dir}")
+        return 1
+    configs = [read_config(p) for p in config_files]
+
+    with open(os.path.join(report_dir, "summary.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    by_id = {row["id"]: row for row in rows}
+    if len(rows) != len(config_files) or len(by_id) != len(rows):
+        fail(f"summary.csv has {len(rows)} rows ({len(by_id)} distinct ids) for {len(config_files)} configuration files")
+
+    def reject_constant(name):
+        raise ValueError(f"summary.json holds {name}, which is not JSON")
+
+    with open(os.path.join(report_dir, "summary.json")) as f:
+        summary = json.loads(f.read(), parse_constant=reject_constant)
+    entries = summary["configurations"]
+    if len(entries) != len(config_files):
+        fail(f"summary.json has {len(entries)} configurations for {len(config_files)} configuration files")
+    json_by_id = {e["id"]: e for e in entries}
+
+    one_rank = {}
+    for c in configs:
+        if int(c["params"]["world_size"]) == 1:
+            one_rank.setdefault(twin_key(c["params"]), c)
+    pairs = [(one_rank[twin_key(c["params"])], c) for c in configs
+             if int(c["params"]["world_size"]) > 1 and twin_key(c["params"]) in one_rank]
+    if not pairs:
+        print("FAIL: no 1-rank / N-rank twins in the study to check")
+        return 1
+
+    for one, many in pairs:
+        if one["id"] not in by_id or many["id"] not in by_id:
+            fail(f"summary.csv lacks {one['id']} or {many['id']}")
+            continue
+        kept_one, d_one = check_config(one, by_id[one["id"]])
+        kept_many, d_many = check_config(many, by_id[many["id"]])
+        row = by_id[many["id"]]
+        world = int(many["params"]["world_size"])
+        speedup = d_many["mean"] / d_one["mean"]
+        same(f"{many['id']} speedup", csv_number(row, "speedup"), speedup, REL_TOL)
+        same(f"{many['id']} efficiency", csv_number(row, "efficiency"), speedup / world, REL_TOL)
+        if len(kept_one) >= 2 and len(kept_many) >= 2:
+            p = float(stats.ttest_ind(kept_many, kept_one, equal_var=False).pvalue)
+        else:
+            p = math.nan
+        same(f"{many['id']} welch_p", csv_number(row, "welch_p"), p, P_REL_TOL, P_ABS_TOL)
+        low, high = csv_number(row, "speedup_ci95_low"), csv_number(row, "speedup_ci95_high")
+        if len(kept_one) >= 2 and len(kept_many) >= 2:
+            if not low <= speedup <= high:
+                fail(f"{many['id']}: speedup CI [{low}, {high}] does not contain the speedup {speedup}")
+        elif not (math.isnan(low) and math.isnan(high)):
+            fail(f"{many['id']}: a speedup CI [{low}, {high}] from fewer than 2 runs")
+        paid = row["paid_off"]
+        want_paid = "true" if speedup > 1 and p < 0.05 else "false"
+        if paid != want_paid:
+            fail(f"{many['id']}: paid_off {paid!r}, expected {want_paid!r} (speedup {speedup}, p {p})")
+        # summary.json carries the same numbers (to its 10 significant digits).
+        for column in ("samples_per_s_mean", "speedup", "welch_p"):
+            j = json_by_id.get(many["id"], {}).get(column)
+            want = csv_number(row, column)
+            if (j is None) != math.isnan(want) or (j is not None and not math.isclose(j, want, rel_tol=1e-9)):
+                fail(f"{many['id']} {column}: summary.json {j!r}, summary.csv {want!r}")
+        print(f"checked {one['id']} (n={d_one['n']}, mean {d_one['mean']:.6g}) -> {many['id']} "
+              f"(n={d_many['n']}, mean {d_many['mean']:.6g}): speedup {speedup:.6g} "
+              f"[{low:.6g}, {high:.6g}], Welch p {p:.6g}")
+
+    if errors:
+        print(f"FAIL: {len(errors)} difference(s) between the report and the HDF5 files")
+        return 1
+    print(f"PASSED: {len(pairs)} pair(s) of {len(config_files)} configurations agree with h5py + scipy")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
