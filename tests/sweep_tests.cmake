@@ -37,3 +37,21 @@ add_test(NAME slurm_study
                  ${ddpscale_studies_dir}/slurm)
 set_tests_properties(slurm_study PROPERTIES LABELS slurm
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
+# The shipped specs parse, validate and expand to the grids experiments/README.md describes
+# (--dry-run measures nothing): quick 2x2x2, seed study 4x5x2 + 6x2, reference 2x5x2,
+# thresholds 9x3x2 + 5x3x2 + 2x2 + 3x1x2, NCCL profiles 2x3x2 per profile.
+foreach(spec_and_count quick:8 seed-study:52 reference-comparison:20 thresholds:94 nccl-profiles:12)
+  string(REPLACE ":" ";" spec_and_count ${spec_and_count})
+  list(GET spec_and_count 0 spec)
+  list(GET spec_and_count 1 count)
+  set(profile_args)
+  if(spec STREQUAL "nccl-profiles")
+    set(profile_args --nccl-profile seed-pcie)
+  endif()
+  add_test(NAME sweep_spec_${spec}
+           COMMAND ${DDPSCALE_MPIRUN} -np 2 $<TARGET_FILE:ddpscale> sweep ${PROJECT_SOURCE_DIR}/experiments/${spec}.yaml
+                   --dry-run --device cpu ${profile_args})
+  set_tests_properties(sweep_spec_${spec} PROPERTIES LABELS "mpi;study" TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "# [a-z-]+: ${count} configurations in run order")
+endforeach()

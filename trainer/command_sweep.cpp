@@ -28,6 +28,7 @@ int run_sweep_command(int argc, char** argv) {
       ("overwrite", "measure every configuration again, replacing what --out holds")
       ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
       ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
+      ("dry-run", "list the configurations in run order and the steps they will train, then exit (--out not needed)")
       ("device", "auto, cpu or cuda", cxxopts::value<std::string>()->default_value("auto"))
       ("allow-shared-gpu", "allow more ranks per node than GPUs")
       ("comm-timeout", "seconds before a stuck collective is declared a lost rank", cxxopts::value<int>()->default_value("120"))
@@ -49,9 +50,11 @@ int run_sweep_command(int argc, char** argv) {
       return 0;
     }
     if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
-    if (!args.count("out")) throw UsageError("--out DIR is required (where the study's HDF5 files go)");
+    sweep.dry_run = args.count("dry-run") > 0;
+    if (!args.count("out") && !sweep.dry_run)
+      throw UsageError("--out DIR is required (where the study's HDF5 files go)");
     sweep.spec_path = args["spec"].as<std::string>();
-    sweep.out_dir = args["out"].as<std::string>();
+    if (args.count("out")) sweep.out_dir = args["out"].as<std::string>();
     sweep.resume = args.count("resume") > 0;
     sweep.overwrite = args.count("overwrite") > 0;
     sweep.nccl_profile = args["nccl-profile"].as<std::string>();

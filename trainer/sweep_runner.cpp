@@ -278,6 +278,24 @@ CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
   return table;
 }
 
+// --dry-run: what the spec expands to, in the order it would run, and how much training
+// that is (steps are per rank; every run also builds and initialises its model).
+void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda) {
+  std::printf("# %s: %zu configurations in run order\n", spec.name.c_str(), configs.size());
+  std::printf("%-4s %-72s %5s %8s %9s\n", "#", "configuration", "runs", "steps", "samples");
+  long long total_runs = 0, total_steps = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const TrainOptions& o = configs[i].options;
+    const long long steps = static_cast<long long>(o.runs) * (o.warmup + o.steps);
+    const ConfigParams p = config_params(o, o.world_size, 0, on_cuda);
+    std::printf("%-4zu %-72s %5d %8lld %9lld\n", i + 1, config_id(p).c_str(), o.runs, steps,
+                steps * static_cast<long long>(p.global_batch));
+    total_runs += o.runs;
+    total_steps += steps;
+  }
+  std::printf("# total: %lld runs, %lld steps (warm-up included)\n", total_runs, total_steps);
+}
+
 }  // namespace
 
 int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options) {
@@ -293,6 +311,10 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
     usage_error = e.what();
   }
   if (any_rank_has_usage_error(mpi, "ddpscale sweep", usage_error)) return 2;
+  if (options.dry_run) {
+    if (leader) print_plan(spec, configs, device.cuda);
+    return 0;
+  }
 
   std::vector<int> skip(configs.size(), 0);
   std::string refusal;

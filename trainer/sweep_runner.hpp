@@ -19,6 +19,7 @@ struct SweepOptions {
   bool overwrite = false;
   std::string nccl_profile;  // which of the spec's profiles this launch runs ("" = the only one)
   bool commbench = true;     // store an allreduce sweep with the study
+  bool dry_run = false;      // list the configurations and exit: nothing measured or written
   std::string command_line;
 };
 
