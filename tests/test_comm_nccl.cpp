@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "communicator.hpp"
+#include "device_sampler.hpp"
 #include "gpu_info.hpp"
 #include "mpi_test_env.hpp"
 #ifdef DDPSCALE_CUDA
@@ -88,6 +89,31 @@ TEST_F(NcclBackend, BroadcastFromRankOne) {
   cudaMemcpy(host.data(), device, host.size() * sizeof(float), cudaMemcpyDeviceToHost);
   cudaFree(device);
   for (float x : host) ASSERT_EQ(x, 7.25f);
+#endif
+}
+
+// Each rank's GPU read through NVML while a kernel keeps it busy: memory in use covers at
+// least the buffer we hold, the board draws power, and the sampler stores what it read.
+TEST_F(NcclBackend, NvmlSamplerReadsThisRanksGpu) {
+#ifdef DDPSCALE_CUDA
+  const SampleProbe probe = nvml_probe(g_mpi->local_rank());
+  ASSERT_TRUE(probe) << "NVML could not read GPU " << g_mpi->local_rank();
+  const size_t bytes = size_t(256) << 20;
+  void* device = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, bytes), cudaSuccess);
+  DeviceSampler sampler(probe, std::chrono::milliseconds(5));
+  sampler.start();
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(cudaMemset(device, i, bytes), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  sampler.stop();
+  cudaFree(device);
+  ASSERT_GE(sampler.samples().size(), 2u);
+  for (const DeviceSample& s : sampler.samples()) {
+    EXPECT_GE(s.memory_used_mib, 256.0f);
+    EXPECT_GT(s.power_w, 0.0f);
+    EXPECT_GE(s.utilization_pct, 0.0f);
+    EXPECT_LE(s.utilization_pct, 100.0f);
+  }
 #endif
 }
 

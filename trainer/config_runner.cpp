@@ -7,6 +7,7 @@
 #include <new>
 
 #include "check.hpp"
+#include "device_sampler.hpp"
 #include "mpi_context.hpp"
 #include "timing_exchange.hpp"
 #include "training_session.hpp"
@@ -124,6 +125,9 @@ ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& grou
                                 device.cuda);
   record.id = config_id(record.params);
 
+  // Every 10 ms: enough readings in a window of 100 steps of 1 ms, and a thread that
+  // wakes this seldom costs the host-bound step nothing measurable.
+  DeviceSampler sampler(device.cuda ? nvml_probe(device.device_index) : SampleProbe{}, std::chrono::milliseconds(10));
   for (int k = 0; k < options.runs; ++k) {
     RunRecord run;
     run.index = k;
@@ -141,6 +145,7 @@ ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& grou
       setup.world_size = world;
       setup.device = torch_device;
       setup.comm = comm;
+      setup.sampler = sampler.enabled() ? &sampler : nullptr;
       TrainingSession session(setup);
       session.run(timings, run.loss);
       if (k == 0 && fault_perturb_rank() == group.rank()) perturb_parameters(session);

@@ -152,10 +152,19 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
   synchronize_device(setup_.device);
   if (setup_.comm) setup_.comm->barrier();
   losses_.clear();
+  if (setup_.sampler) setup_.sampler->start();
   const auto start = std::chrono::steady_clock::now();
   for (int s = 0; s < o.steps; ++s) step(s);
   synchronize_device(setup_.device);
   timings.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (setup_.sampler) {
+    setup_.sampler->stop();
+    for (const DeviceSample& sample : setup_.sampler->samples()) {
+      timings.gpu_utilization_pct.push_back(sample.utilization_pct);
+      timings.gpu_memory_used_mib.push_back(sample.memory_used_mib);
+      timings.gpu_power_w.push_back(sample.power_w);
+    }
+  }
   if (clock_) clock_->read(o.steps, timings);
   const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
   losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "communicator.hpp"
+#include "device_sampler.hpp"
 #include "model_registry.hpp"
 #include "run_record.hpp"
 #include "train_options.hpp"
@@ -25,6 +26,7 @@ struct SessionSetup {
   int world_size = 1;
   torch::Device device = torch::kCPU;
   Communicator* comm = nullptr;  // null when world_size == 1: no communication code at all
+  DeviceSampler* sampler = nullptr;  // samples the GPU during the measured steps (null: none)
 };
 
 class TrainingSession {
