@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ddpscale {
 
@@ -91,8 +92,11 @@ JsonWriter& JsonWriter::value(double number) {
     out_ += "null";
     return *this;
   }
+  // The shortest of 15 or 17 significant digits that reads back as the same double:
+  // lossless for scripts, and 0.1 stays "0.1" for people.
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.10g", number);
+  std::snprintf(buf, sizeof(buf), "%.15g", number);
+  if (std::strtod(buf, nullptr) != number) std::snprintf(buf, sizeof(buf), "%.17g", number);
   out_ += buf;
   return *this;
 }

@@ -188,7 +188,7 @@ def main():
         want_paid = "true" if speedup > 1 and p < 0.05 else "false"
         if paid != want_paid:
             fail(f"{many['id']}: paid_off {paid!r}, expected {want_paid!r} (speedup {speedup}, p {p})")
-        # summary.json carries the same numbers (to its 10 significant digits).
+        # summary.json carries the same numbers (JSON numbers round-trip the doubles).
         for column in ("samples_per_s_mean", "speedup", "welch_p"):
             j = json_by_id.get(many["id"], {}).get(column)
             want = csv_number(row, column)
