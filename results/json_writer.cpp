@@ -1,5 +1,7 @@
 #include "json_writer.hpp"
 
+#include "text_io.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -92,12 +94,7 @@ JsonWriter& JsonWriter::value(double number) {
     out_ += "null";
     return *this;
   }
-  // The shortest of 15 or 17 significant digits that reads back as the same double:
-  // lossless for scripts, and 0.1 stays "0.1" for people.
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.15g", number);
-  if (std::strtod(buf, nullptr) != number) std::snprintf(buf, sizeof(buf), "%.17g", number);
-  out_ += buf;
+  out_ += round_trip_text(number);  // lossless for scripts, and 0.1 stays "0.1" for people
   return *this;
 }
 

@@ -7,17 +7,17 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
+
+#include "text_io.hpp"
 
 namespace ddpscale {
 
@@ -263,14 +263,6 @@ std::string comment_text(const std::string& text) {
   return out;
 }
 
-// Shortest text that reads back as the same double; to_chars ignores the C locale, which
-// could otherwise turn 1.5 into "1,5" that gnuplot would misread.
-std::string number_text(double value) {
-  char buffer[64];
-  const std::to_chars_result result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  return std::string(buffer, result.ptr);
-}
-
 void check_name(const std::string& name) {
   const bool allowed = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -309,13 +301,6 @@ std::string plot_command(const std::vector<std::string>& elements) {
     command += elements[i];
   }
   return command + "\n";
-}
-
-void write_text_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
 // ---- Line plots ---------------------------------------------------------------------------
@@ -377,8 +362,8 @@ std::string line_plot_data(const std::vector<SeriesBlock>& blocks) {
     if (block.index > 0) data += "\n\n";  // two blank lines end a gnuplot data block
     data += "# series " + std::to_string(block.index) + ": " + comment_text(block.series->label) + "\n";
     for (const Point& p : block.points) {
-      data += number_text(p.x) + " " + number_text(p.y);
-      if (has_error_bars(*block.series)) data += " " + number_text(p.low) + " " + number_text(p.high);
+      data += round_trip_text(p.x) + " " + round_trip_text(p.y);
+      if (has_error_bars(*block.series)) data += " " + round_trip_text(p.low) + " " + round_trip_text(p.high);
       data += "\n";
     }
   }
@@ -395,7 +380,7 @@ std::string log_x_settings(const std::vector<SeriesBlock>& blocks) {
   std::string settings = "set logscale x\n";
   if (xs.size() > 10) return settings + "set format x '%.0s%c'\n";
   std::string tics;
-  for (double x : xs) tics += (tics.empty() ? "" : ", ") + number_text(x);
+  for (double x : xs) tics += (tics.empty() ? "" : ", ") + round_trip_text(x);
   return settings + "set format x '%g'\nset xtics (" + tics + ")\n";
 }
 
@@ -409,8 +394,8 @@ std::string series_element(const std::string& name, const SeriesBlock& block) {
 // A constant function rather than an arrow, so autoscaling keeps the line in view and
 // the key names it.
 std::string reference_element(double y) {
-  return number_text(y) + " with lines dashtype 2 linewidth 1.5 linecolor rgb 'gray40' title " +
-         gnuplot_string("reference: y = " + number_text(y));
+  return round_trip_text(y) + " with lines dashtype 2 linewidth 1.5 linecolor rgb 'gray40' title " +
+         gnuplot_string("reference: y = " + round_trip_text(y));
 }
 
 std::string line_plot_script(const LinePlot& plot, const std::vector<SeriesBlock>& blocks,
@@ -454,7 +439,7 @@ std::string bar_plot_data(const StackedBarPlot& plot) {
     data += "# " + comment_text(plot.bars[bar]) + "\n";
     for (size_t segment = 0; segment < plot.segments.size(); ++segment) {
       const double value = plot.values[segment][bar];
-      data += (segment > 0 ? " " : "") + number_text(std::isfinite(value) ? value : 0.0);
+      data += (segment > 0 ? " " : "") + round_trip_text(std::isfinite(value) ? value : 0.0);
     }
     data += "\n";
   }
@@ -489,7 +474,7 @@ std::string bar_plot_script(const StackedBarPlot& plot, const std::string& png_t
             "set style fill solid 0.85 border -1\nset boxwidth 0.7 relative\n";
   script += "set key outside right top\nset grid ytics\n";
   script += bar_tics(plot);
-  script += "set xrange [-0.6:" + number_text(static_cast<double>(plot.bars.size()) - 0.4) + "]\n";
+  script += "set xrange [-0.6:" + round_trip_text(static_cast<double>(plot.bars.size()) - 0.4) + "]\n";
   if (all_non_negative(plot)) script += "set yrange [0:*]\n";
 
   std::vector<std::string> elements;
@@ -515,8 +500,8 @@ void check_image(const fs::path& image, const std::string& name) {
 PlotFiles render(const std::string& out_dir, const std::string& gnuplot, const std::string& name,
                  const std::string& data, const std::string& script) {
   const fs::path dir(out_dir);
-  write_text_file(dir / (name + ".dat"), data);
-  write_text_file(dir / (name + ".gp"), script);
+  write_whole_file((dir / (name + ".dat")).string(), data);
+  write_whole_file((dir / (name + ".gp")).string(), script);
   if (gnuplot.empty()) return {};
 
   const fs::path svg = dir / (name + ".svg"), png = dir / (name + ".png");

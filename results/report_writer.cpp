@@ -1,21 +1,19 @@
 #include "report_writer.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 
 #include "report_document.hpp"
 #include "report_plots.hpp"
 #include "summary_export.hpp"
+#include "text_io.hpp"
 
 namespace fs = std::filesystem;
 
@@ -85,19 +83,6 @@ std::string variant_of(const ConfigParams& p) {
   return v;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw std::runtime_error(path + ": cannot write (" + std::strerror(errno) + ")");
-}
 
 class ReportBuilder {
  public:
@@ -679,7 +664,7 @@ class ReportBuilder {
       figure.caption = caption;
       figure.svg_file = "plots/" + fs::path(files.svg).filename().string();
       figure.png_file = "plots/" + fs::path(files.png).filename().string();
-      figure.png_bytes = read_file(files.png);
+      figure.png_bytes = read_whole_file(files.png);
       doc_.figure(figure);
       plot_files_.push_back(files.svg);
       plot_files_.push_back(files.png);
@@ -734,7 +719,7 @@ ReportResult write_report(const LoadedStudy& study, const StudyAnalysis& analysi
   ReportResult result;
   const auto out = [&](const std::string& name, const std::string& text) {
     const std::string path = (fs::path(options.out_dir) / name).string();
-    write_file(path, text);
+    write_whole_file(path, text);
     result.files.push_back(path);
   };
   out("report.md", render_markdown(document));

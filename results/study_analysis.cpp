@@ -1,5 +1,7 @@
 #include "study_analysis.hpp"
 
+#include "text_io.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -58,14 +60,6 @@ void load_file(const std::string& path, const LoadOptions& options, LoadedStudy&
   }
 }
 
-// All 17 significant digits: the stream default (6) made learning rates 1e-3 and
-// 1.0000001e-3 the same key, pairing two different experiments.
-std::string number_text(double value) {
-  char text[40];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
 // Sort order of the report: a model's rows together, then by what a reader compares.
 auto sort_key(const ConfigParams& p) {
   return std::make_tuple(p.parameters, p.model, p.scaling, p.exec, p.dtype, p.nccl_profile, p.batch_per_rank,
@@ -95,9 +89,10 @@ LoadedStudy load_studies(const std::vector<std::string>& paths, const LoadOption
 }
 
 std::string twin_key(const ConfigParams& p) {
+  // Learning rates at full precision: six digits made 1e-3 and 1.0000001e-3 twins.
   const int64_t batch = p.scaling == "strong" ? p.global_batch : p.batch_per_rank;
   return p.model + "|" + p.scaling + "|" + std::to_string(batch) + "|" + p.optimizer + "|" +
-         number_text(p.learning_rate) + "|" + p.dtype + "|" + p.exec + "|" + p.nccl_profile + "|" + p.device + "|" +
+         round_trip_text(p.learning_rate) + "|" + p.dtype + "|" + p.exec + "|" + p.nccl_profile + "|" + p.device + "|" +
          std::to_string(p.measured_steps);
 }
 

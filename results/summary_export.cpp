@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "json_writer.hpp"
+#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {
@@ -86,13 +87,8 @@ std::vector<Column> columns() {
   return c;
 }
 
-// Full precision for machines: 17 significant digits round-trip a double.
-std::string number_text(double value) {
-  if (!std::isfinite(value)) return "";
-  char text[40];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
+// A missing number is an empty cell, as spreadsheets expect.
+std::string number_text(double value) { return std::isfinite(value) ? round_trip_text(value) : ""; }
 
 const Comparison* comparison_of(const StudyAnalysis& analysis, size_t config) {
   for (const Comparison& c : analysis.comparisons)
