@@ -332,10 +332,13 @@ void sync_to_disk(const std::string& path, const std::string& label, bool is_dir
   if (status != 0) throw StoreError(label + ": cannot sync " + path + " to disk: " + std::strerror(saved_errno));
 }
 
+// A file being written carries this suffix until it is complete.
+constexpr const char* kUnfinishedSuffix = ".tmp";
+
 template <typename WriteBody>
 void write_atomically(const std::string& final_path, const char* kind, WriteBody write_body) {
   silence_hdf5_errors();
-  const std::string tmp = final_path + ".tmp";
+  const std::string tmp = final_path + kUnfinishedSuffix;
   const H5Io io(final_path);
   try {
     H5PropertyList access = portable_file_access(final_path);
@@ -694,6 +697,22 @@ std::vector<std::string> list_config_files(const std::string& dir, std::vector<s
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+void remove_unfinished_writes(const std::string& dir) {
+  const std::string unfinished = std::string(".h5") + kUnfinishedSuffix;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= unfinished.size() ||
+        name.compare(name.size() - unfinished.size(), unfinished.size(), unfinished) != 0)
+      continue;
+    std::error_code removed;
+    if (!fs::remove(it->path(), removed) || removed)
+      throw StoreError(it->path().string() + ": cannot remove this leftover of an interrupted write: " +
+                       removed.message());
+  }
+  if (ec) throw StoreError(dir + ": cannot list the directory: " + ec.message());
 }
 
 bool same_params(const ConfigParams& a, const ConfigParams& b) {

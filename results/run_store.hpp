@@ -40,6 +40,10 @@ ConfigRecord read_config(const std::string& path);
 // Complete configuration files of this schema in dir, sorted; never study.h5 or *.tmp.
 // Files passed over (damaged, foreign, other version) are described in *skipped, if given.
 std::vector<std::string> list_config_files(const std::string& dir, std::vector<std::string>* skipped = nullptr);
+// Removes <dir>/*.h5.tmp: what a writer killed outright (SIGKILL, power cut) left behind.
+// Such a file was never renamed into place, so it never counted as a result. Throws
+// StoreError naming a file it cannot remove.
+void remove_unfinished_writes(const std::string& dir);
 // For --resume: the file is a readable configuration file and same_params holds.
 bool config_file_matches(const std::string& path, const ConfigParams& params);
 // Every ConfigParams field equal except nccl_variables: those record the environment the

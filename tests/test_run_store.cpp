@@ -329,3 +329,22 @@ TEST_F(RunStore, ListsOnlyCompleteConfigurationFilesSorted) {
 
 }  // namespace
 }  // namespace ddpscale
+
+namespace ddpscale {
+namespace {
+
+// What a writer killed outright leaves (<id>.h5.tmp) goes; finished files and anything
+// that is not the store's own unfinished file stay.
+TEST_F(RunStore, RemoveUnfinishedWritesTakesOnlyTheStoresTemporaries) {
+  const std::string finished = write_sample();
+  std::ofstream(dir / "killed_mid_write.h5.tmp") << "partial";
+  std::ofstream(dir / "notes.tmp") << "a user's file";
+  remove_unfinished_writes(dir.string());
+  EXPECT_TRUE(fs::exists(finished));
+  EXPECT_FALSE(fs::exists(dir / "killed_mid_write.h5.tmp"));
+  EXPECT_TRUE(fs::exists(dir / "notes.tmp"));
+  EXPECT_EQ(list_config_files(dir.string()), std::vector<std::string>{finished});
+}
+
+}  // namespace
+}  // namespace ddpscale

@@ -181,17 +181,12 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
   fs::create_directories(options.out_dir, ec);
   if (ec) return "--out " + options.out_dir + ": cannot create the directory: " + ec.message();
   if (access(options.out_dir.c_str(), W_OK) != 0) return "--out " + options.out_dir + ": directory is not writable";
-  // A writer killed outright (SIGKILL, power cut) leaves its <id>.h5.tmp behind; it was
-  // never renamed, so it holds nothing that counts. Clear it so the folder holds results only.
-  for (const auto& entry : fs::directory_iterator(options.out_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() > 7 && name.compare(name.size() - 7, 7, ".h5.tmp") == 0) {
-      std::error_code removed;
-      if (!fs::remove(entry.path(), removed) || removed)
-        return entry.path().string() + ": cannot remove this leftover of an interrupted write: " + removed.message();
-    }
+  // The folder holds results only: a writer killed outright leaves an unfinished file.
+  try {
+    remove_unfinished_writes(options.out_dir);
+  } catch (const StoreError& e) {
+    return e.what();
   }
-  if (ec) return "--out " + options.out_dir + ": cannot list the directory: " + ec.message();
   if (!options.resume || options.overwrite) return "";
   for (size_t i = 0; i < configs.size(); ++i) {
     const ConfigParams params = params_of(configs[i], on_cuda);
