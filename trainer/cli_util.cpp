@@ -2,7 +2,12 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
+
+#include "check.hpp"
+#include "mpi_context.hpp"
 
 namespace ddpscale {
 
@@ -54,18 +59,7 @@ int64_t parse_count(const std::string& text) {
   return static_cast<int64_t>(std::llround(number * multiplier));
 }
 
-}  // namespace ddpscale
-
-// ---------------------------------------------------------------------------------------
-// Error reporting shared by the subcommands.
-
-#include <cstdio>
-#include <cstring>
-
-#include "check.hpp"
-#include "mpi_context.hpp"
-
-namespace ddpscale {
+// ---- Error reporting shared by the subcommands ----------------------------------------
 
 std::string explain_option_error(const std::exception& error, int argc, char** argv, const std::string& program) {
   const std::string hint = " (see " + program + " --help)";
