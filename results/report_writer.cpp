@@ -30,12 +30,20 @@ std::string ranks_text(const ConfigParams& p) {
   return std::to_string(p.world_size) + (p.world_size == 1 ? " CPU rank" : " CPU ranks");
 }
 
-std::string mean_pm_ci(const Summary& s, double scale = 1.0, int significant = 4) {
+// "mean ± half-width of the 95% interval", "mean (n=1, no CI)" or "n/a"; the caller says
+// how each of the two numbers is written.
+template <typename MeanText, typename HalfWidthText>
+std::string mean_pm_ci(const Summary& s, MeanText mean_text, HalfWidthText half_width_text) {
   if (s.n == 0) return "n/a";
   if (!std::isfinite(s.ci_low) || !std::isfinite(s.ci_high))
-    return format_number(s.mean * scale, significant) + " (n=" + std::to_string(s.n) + ", no CI)";
-  return format_number(s.mean * scale, significant) + " ± " +
-         format_number((s.ci_high - s.ci_low) / 2 * scale, 2);
+    return mean_text(s.mean) + " (n=" + std::to_string(s.n) + ", no CI)";
+  return mean_text(s.mean) + " ± " + half_width_text((s.ci_high - s.ci_low) / 2);
+}
+
+// Throughputs: four significant digits, the interval's half-width two.
+std::string throughput_text(const Summary& s) {
+  return mean_pm_ci(
+      s, [](double v) { return format_number(v, 4); }, [](double v) { return format_number(v, 2); });
 }
 
 std::string speedup_text(const ConfigSpeedup& s) {
@@ -320,8 +328,8 @@ class ReportBuilder {
       const ConfigSummary& one = cfg(c->one_gpu);
       const ConfigSummary& n = cfg(c->n_gpu);
       std::vector<std::string> row = {
-          std::to_string(n.params.batch_per_rank), mean_pm_ci(one.throughput), std::to_string(n.params.world_size),
-          mean_pm_ci(n.throughput), speedup_text(c->speedup), percent(c->speedup.speedup / n.params.world_size),
+          std::to_string(n.params.batch_per_rank), throughput_text(one.throughput), std::to_string(n.params.world_size),
+          throughput_text(n.throughput), speedup_text(c->speedup), percent(c->speedup.speedup / n.params.world_size),
           p_text(c->speedup.p_value), mib_text(one.peak_memory_bytes) + " → " + mib_text(n.peak_memory_bytes),
           percent(one.gpu_utilization_pct / 100) + " → " + percent(n.gpu_utilization_pct / 100),
           std::to_string(one.runs_ok) + "/" + std::to_string(one.runs_total) + " / " + std::to_string(n.runs_ok) + "/" +
@@ -347,7 +355,7 @@ class ReportBuilder {
       const ConfigSummary& c = cfg(i);
       if (c.params.model != model || compared.count(i)) continue;
       t.rows.push_back({std::to_string(c.params.batch_per_rank), std::to_string(c.params.world_size),
-                        variant_of(c.params), mean_pm_ci(c.throughput),
+                        variant_of(c.params), throughput_text(c.throughput),
                         std::to_string(c.runs_ok) + "/" + std::to_string(c.runs_total),
                         c.params.world_size == 1 ? "no N-rank configuration to compare" : "no 1-rank twin measured"});
     }
@@ -425,11 +433,7 @@ class ReportBuilder {
   static std::string phase_cell(const ConfigSummary& c, Phase p) {
     if (c.params.world_size == 1 && (p == Phase::allreduce_total || p == Phase::allreduce_exposed))
       return "none";  // one rank runs no communication code
-    const Summary& s = c.phase_us[static_cast<size_t>(p)];
-    if (s.n == 0) return "n/a";
-    const std::string mean = fixed_ms(s.mean);
-    if (!std::isfinite(s.ci_low) || !std::isfinite(s.ci_high)) return mean + " (n=" + std::to_string(s.n) + ", no CI)";
-    return mean + " ± " + fixed_ms((s.ci_high - s.ci_low) / 2);
+    return mean_pm_ci(c.phase_us[static_cast<size_t>(p)], fixed_ms, fixed_ms);
   }
 
   static std::string fixed_ms(double us) {
@@ -464,7 +468,7 @@ class ReportBuilder {
     for (const Comparison& c : a_.comparisons) {
       const ConfigSummary& n = cfg(c.n_gpu);
       t.rows.push_back({n.params.model, std::to_string(n.params.batch_per_rank), std::to_string(n.params.world_size),
-                        n.params.nccl_profile, mean_pm_ci(n.throughput), speedup_text(c.speedup),
+                        n.params.nccl_profile, throughput_text(n.throughput), speedup_text(c.speedup),
                         phase_cell(n, Phase::allreduce_total), phase_cell(n, Phase::allreduce_exposed)});
     }
     doc_.table(t);
@@ -598,7 +602,7 @@ class ReportBuilder {
       const double per_million =
           options_.price_per_gpu_hour * c.params.world_size * 1e6 / (c.throughput.mean * 3600.0);
       t.rows.push_back({c.params.model, std::to_string(c.params.batch_per_rank), variant_of(c.params),
-                        std::to_string(c.params.world_size), mean_pm_ci(c.throughput),
+                        std::to_string(c.params.world_size), throughput_text(c.throughput),
                         std::isfinite(per_million) && c.throughput.mean > 0 ? format_number(per_million, 3) : "n/a"});
     }
     doc_.table(t);
