@@ -21,12 +21,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/sweep_test_lib.sh"
 BIN="${1:?usage: kill_resume_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]}"
 work="${2:?usage: kill_resume_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]}"
 shift 2
-if [ "${1:-}" = "--" ] && [ $# -gt 1 ]; then
-  shift
-  MPIRUN=("$@")
-else
-  default_mpirun
-fi
+mpirun_from_args "$@"
 SPEC="$SWEEP_TESTS_DIR/specs/tiny.yaml"
 [ -x "$BIN" ] || fail "ddpscale executable $BIN not found"
 require_h5py

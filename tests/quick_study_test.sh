@@ -15,12 +15,7 @@ source "$here/sweep_test_lib.sh"
 BIN="${1:?usage: quick_study_test.sh DDPSCALE_BIN OUT_DIR [-- MPIRUN...]}"
 out="${2:?usage: quick_study_test.sh DDPSCALE_BIN OUT_DIR [-- MPIRUN...]}"
 shift 2
-if [ "${1:-}" = "--" ] && [ $# -gt 1 ]; then
-  shift
-  MPIRUN=("$@")
-else
-  default_mpirun
-fi
+mpirun_from_args "$@"
 SPEC="$here/../experiments/quick.yaml"
 [ -x "$BIN" ] || fail "ddpscale executable $BIN not found"
 require_h5py

@@ -167,16 +167,25 @@ runs: 2
 warmup: 1
 steps: 150
 """
-# 150 steps (about 2 s a configuration here): a configuration must outlast the signal's way through mpirun (about a second);
-# with 10 steps an idle machine finished the whole study before the ranks got it.
+# 150 steps (about 2 s a configuration here): a configuration must outlast the signal's way
+# through mpirun (about a second); with 10 steps an idle machine finished the whole study
+# before the ranks got it.
 SWEEP_CONFIGS = 8
+# Every fault test's sweep: run inside its folder on spec.yaml, into study/, on CPU ranks.
+SWEEP_ARGS = ["sweep", "spec.yaml", "--out", "study", "--device", "cpu", "--no-commbench"]
+
+
+def spec_folder(ctx, name, spec):
+    """A fresh folder <workdir>/<name> holding spec.yaml."""
+    folder = os.path.join(ctx.workdir, name)
+    os.makedirs(folder)
+    write(os.path.join(folder, "spec.yaml"), spec)
+    return folder
 
 
 def interrupted_sweep(ctx, name, target, signal_number):
-    folder = os.path.join(ctx.workdir, name)
-    os.makedirs(folder)
-    write(os.path.join(folder, "spec.yaml"), SWEEP_SPEC)
-    args = ["sweep", "spec.yaml", "--out", "study", "--device", "cpu", "--no-commbench"]
+    folder = spec_folder(ctx, name, SWEEP_SPEC)
+    args = SWEEP_ARGS
     launch = Launch(ctx.mpirun, ctx.ddpscale, args, folder, name="sweep")
     study = os.path.join(folder, "study")
     # Signal once two configurations are stored and the third is under way.
@@ -251,13 +260,10 @@ def test_signal_ranks_term(ctx):
 
 def test_nan_loss(ctx):
     need_h5py()
-    folder = os.path.join(ctx.workdir, "nan_loss")
-    os.makedirs(folder)
-    write(os.path.join(folder, "spec.yaml"),
-          "name: nan\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 2\nwarmup: 0\nsteps: 4\n"
-          "optimizer: sgd\nlr: 1.0e30\n")
-    launch = Launch(ctx.mpirun, ctx.ddpscale, ["sweep", "spec.yaml", "--out", "study", "--device", "cpu",
-                                               "--no-commbench"], folder, name="sweep")
+    folder = spec_folder(ctx, "nan_loss",
+                         "name: nan\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 2\n"
+                         "warmup: 0\nsteps: 4\noptimizer: sgd\nlr: 1.0e30\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS, folder, name="sweep")
     code = launch.wait(timeout=120)
     stderr = launch.stderr()
     # Every run failed, so the finished study exits 3 ("some configuration has no successful run").
@@ -291,12 +297,10 @@ def test_nan_loss(ctx):
 
 def test_diverged(ctx):
     need_h5py()
-    folder = os.path.join(ctx.workdir, "diverged")
-    os.makedirs(folder)
-    write(os.path.join(folder, "spec.yaml"),
-          "name: diverged\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 3\nwarmup: 1\nsteps: 6\n")
-    launch = Launch(ctx.mpirun, ctx.ddpscale, ["sweep", "spec.yaml", "--out", "study", "--device", "cpu",
-                                               "--no-commbench"], folder, name="sweep",
+    folder = spec_folder(ctx, "diverged",
+                         "name: diverged\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 3\n"
+                         "warmup: 1\nsteps: 6\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS, folder, name="sweep",
                     env={"DDPSCALE_FAULT_PERTURB_RANK": "1"})
     code = launch.wait(timeout=120)
     stderr = launch.stderr()
@@ -327,13 +331,10 @@ def test_oom_batch(ctx):
     asks LibTorch's CPU allocator for 4 PB, more than the 128 TiB a process can address,
     so it fails the same on every machine, whatever its memory and overcommit setting."""
     need_h5py()
-    folder = os.path.join(ctx.workdir, "oom_batch")
-    os.makedirs(folder)
-    write(os.path.join(folder, "spec.yaml"),
-          "name: oom\nmodels: [mlp@100K]\nbatch_sizes: [1000000000000, 8]\nworld_sizes: [2]\nruns: 2\nwarmup: 0\n"
-          "steps: 2\n")
-    launch = Launch(ctx.mpirun, ctx.ddpscale, ["sweep", "spec.yaml", "--out", "study", "--device", "cpu",
-                                               "--no-commbench"], folder, name="sweep")
+    folder = spec_folder(ctx, "oom_batch",
+                         "name: oom\nmodels: [mlp@100K]\nbatch_sizes: [1000000000000, 8]\nworld_sizes: [2]\n"
+                         "runs: 2\nwarmup: 0\nsteps: 2\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS, folder, name="sweep")
     code = launch.wait(timeout=120)
     stderr = launch.stderr()
     expect(code == 3, f"the study must go on past the failed configuration and finish with exit 3 (a "
@@ -361,15 +362,13 @@ def test_oom_batch(ctx):
 
 
 def test_disk_full(ctx):
-    folder = os.path.join(ctx.workdir, "disk_full")
-    os.makedirs(folder)
     # Two world-1 configurations, both stored by rank 0: the first file is small (10 steps,
     # about 15 KB), the second larger (400 steps of float32 phase times per run, ~40 KB);
     # the file-size limit lies between them.
-    write(os.path.join(folder, "spec.yaml"),
-          "name: disk\nmodels: [mlp@100K, mlp@200K]\nbatch_sizes: [8]\nworld_sizes: [1]\nruns: 2\nwarmup: 0\n"
-          "steps: 10\noverrides:\n  - models: [mlp@200K]\n    steps: 400\n")
-    args = ["sweep", "spec.yaml", "--out", "study", "--device", "cpu", "--no-commbench"]
+    folder = spec_folder(ctx, "disk_full",
+                         "name: disk\nmodels: [mlp@100K, mlp@200K]\nbatch_sizes: [8]\nworld_sizes: [1]\nruns: 2\n"
+                         "warmup: 0\nsteps: 10\noverrides:\n  - models: [mlp@200K]\n    steps: 400\n")
+    args = SWEEP_ARGS
     limit = 24 * 1024
     launch = Launch(ctx.mpirun, ctx.ddpscale, args, folder, name="sweep")
     # RLIMIT_FSIZE (what `ulimit -f` sets) on rank 0 alone, once MPI is up: set on mpirun it

@@ -32,6 +32,17 @@ default_mpirun() {
     --mca btl_vader_single_copy_mechanism none)
 }
 
+# mpirun_from_args [-- MPIRUN...]: the launcher a test script was given after "--" (CTest
+# passes tests/CMakeLists.txt's), or the default one.
+mpirun_from_args() {
+  if [ "${1:-}" = "--" ] && [ $# -gt 1 ]; then
+    shift
+    MPIRUN=("$@")
+  else
+    default_mpirun
+  fi
+}
+
 # Seconds since the epoch with milliseconds, for timings printed by the tests.
 now() { date +%s.%N; }
 elapsed_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
