@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "encoder_block.hpp"
 #include "model_shapes.hpp"
 
 namespace ddpscale {
@@ -71,23 +72,19 @@ class TransformerModel final : public Model {
     positions_ = register_module("positions", torch::nn::Embedding(s.seq_len, s.d_model));
     for (int64_t i = 0; i < s.layers; ++i)
       blocks_.push_back(register_module(
-          "block" + std::to_string(i),
-          torch::nn::TransformerEncoderLayer(torch::nn::TransformerEncoderLayerOptions(s.d_model, s.heads)
-                                                 .dim_feedforward(s.ff)
-                                                 .dropout(dropout ? s.dropout : 0.0))));
+          "block" + std::to_string(i), EncoderBlock(EncoderBlockShape{s.d_model, s.heads, s.ff, dropout ? s.dropout : 0.0})));
     head_ = register_module("head", torch::nn::Linear(s.d_model, s.classes));
   }
   torch::Tensor forward(const torch::Tensor& inputs) override {
     const auto positions = torch::arange(inputs.size(1), inputs.options().dtype(torch::kLong));
-    // LibTorch's encoder layer takes (sequence, batch, features) in both 1.13 and 2.x.
-    torch::Tensor x = (tokens_->forward(inputs) + positions_->forward(positions)).transpose(0, 1);
+    torch::Tensor x = tokens_->forward(inputs) + positions_->forward(positions);  // [batch, sequence, d]
     for (auto& block : blocks_) x = block->forward(x);
-    return head_->forward(x.mean(0));
+    return head_->forward(x.mean(1));
   }
 
  private:
   torch::nn::Embedding tokens_{nullptr}, positions_{nullptr};
-  std::vector<torch::nn::TransformerEncoderLayer> blocks_;
+  std::vector<EncoderBlock> blocks_;
   torch::nn::Linear head_{nullptr};
 };
 

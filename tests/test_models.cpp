@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "encoder_block.hpp"
 #include "model_registry.hpp"
 #include "model_shapes.hpp"
 
@@ -255,6 +256,51 @@ TEST(Models, FamilySizesOutsideTheRangeAreRefusedClearly) {
   ModelOptions huge_vocab;
   huge_vocab.vocab = 50000;
   EXPECT_THROW(describe_model("transformer@100K", huge_vocab), UnknownModelError);
+}
+
+// Independent reference: LibTorch's own nn::TransformerEncoderLayer (post-norm, ReLU), given
+// the same weights by name. Our block must compute the same function and hold the same
+// parameters under the same names; only the layout differs (it is batch first).
+TEST(Models, EncoderBlockComputesWhatLibTorchsEncoderLayerComputes) {
+  torch::manual_seed(7);
+  const int64_t d = 48, heads = 4, ff = 96, batch = 3, sequence = 5;
+  EncoderBlock ours(EncoderBlockShape{d, heads, ff, 0.0});
+  torch::nn::TransformerEncoderLayer reference(
+      torch::nn::TransformerEncoderLayerOptions(d, heads).dim_feedforward(ff).dropout(0.0));
+  std::vector<std::string> our_names, reference_names;
+  for (const auto& p : ours->named_parameters()) our_names.push_back(p.key());
+  for (const auto& p : reference->named_parameters()) reference_names.push_back(p.key());
+  ASSERT_EQ(our_names, reference_names);
+  {
+    torch::NoGradGuard no_grad;
+    auto reference_parameters = reference->named_parameters();
+    for (auto& p : ours->named_parameters()) {
+      // Our zero-initialised biases must not make the comparison trivial.
+      p.value().copy_(torch::randn_like(p.value()) * 0.3);
+      reference_parameters[p.key()].copy_(p.value());
+    }
+  }
+  const auto x = torch::randn({batch, sequence, d});
+  const auto expected = reference->forward(x.transpose(0, 1)).transpose(0, 1);
+  const auto actual = ours->forward(x);
+  ASSERT_EQ(actual.sizes(), expected.sizes());
+  EXPECT_LT((actual - expected).abs().max().item<double>(), 1e-5);
+  // And the gradients agree, which is what the DDP engine buckets.
+  actual.pow(2).sum().backward();
+  expected.pow(2).sum().backward();
+  auto reference_parameters = reference->named_parameters();
+  for (const auto& p : ours->named_parameters())
+    EXPECT_LT((p.value().grad() - reference_parameters[p.key()].grad()).abs().max().item<double>(), 1e-4) << p.key();
+}
+
+TEST(Models, EncoderBlockDropoutOnlyActsWhileTraining) {
+  torch::manual_seed(3);
+  EncoderBlock block(EncoderBlockShape{16, 2, 32, 0.5});
+  const auto x = torch::randn({2, 4, 16});
+  block->eval();
+  EXPECT_TRUE(torch::equal(block->forward(x), block->forward(x)));
+  block->train();
+  EXPECT_FALSE(torch::equal(block->forward(x), block->forward(x)));
 }
 
 }  // namespace

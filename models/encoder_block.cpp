@@ -1,0 +1,54 @@
+#include "encoder_block.hpp"
+
+#include <cmath>
+
+namespace ddpscale {
+
+EncoderBlockImpl::EncoderBlockImpl(const EncoderBlockShape& shape) : shape_(shape) {
+  TORCH_CHECK(shape.heads > 0 && shape.d_model % shape.heads == 0, "d_model ", shape.d_model,
+              " does not divide into ", shape.heads, " heads");
+  const int64_t d = shape.d_model;
+  // Registered in LibTorch's order (self_attn, linear1, linear2, norm1, norm2) and with its
+  // initialisation: Xavier-uniform input projection, zero projection biases.
+  auto attention = std::make_shared<torch::nn::Module>();
+  in_proj_weight_ = attention->register_parameter("in_proj_weight", torch::empty({3 * d, d}));
+  in_proj_bias_ = attention->register_parameter("in_proj_bias", torch::zeros({3 * d}));
+  {
+    torch::NoGradGuard no_grad;
+    torch::nn::init::xavier_uniform_(in_proj_weight_);
+  }
+  out_proj_ = attention->register_module("out_proj", torch::nn::Linear(d, d));
+  torch::nn::init::zeros_(out_proj_->bias);
+  register_module("self_attn", attention);
+  linear1_ = register_module("linear1", torch::nn::Linear(d, shape.ff));
+  linear2_ = register_module("linear2", torch::nn::Linear(shape.ff, d));
+  norm1_ = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+  norm2_ = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
+}
+
+torch::Tensor EncoderBlockImpl::self_attention(const torch::Tensor& x) {
+  const int64_t batch = x.size(0), sequence = x.size(1), d = shape_.d_model, heads = shape_.heads;
+  const int64_t head_dim = d / heads;
+  const auto qkv = torch::nn::functional::linear(x, in_proj_weight_, in_proj_bias_).chunk(3, -1);
+  // [batch, sequence, d] -> [batch, heads, sequence, head_dim]
+  auto split_heads = [&](const torch::Tensor& t) { return t.view({batch, sequence, heads, head_dim}).transpose(1, 2); };
+  const auto q = split_heads(qkv[0]) * (1.0 / std::sqrt(static_cast<double>(head_dim)));
+  const auto k = split_heads(qkv[1]), v = split_heads(qkv[2]);
+  auto weights = torch::softmax(torch::matmul(q, k.transpose(-2, -1)), -1);
+  weights = maybe_dropout(weights);
+  const auto context = torch::matmul(weights, v).transpose(1, 2).reshape({batch, sequence, d});
+  return out_proj_->forward(context);
+}
+
+// No dropout kernel at all when dropout is off: the small models are launch-bound.
+torch::Tensor EncoderBlockImpl::maybe_dropout(const torch::Tensor& x) {
+  return shape_.dropout > 0 ? torch::dropout(x, shape_.dropout, is_training()) : x;
+}
+
+torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
+  const auto h = norm1_->forward(x + maybe_dropout(self_attention(x)));
+  const auto mlp = linear2_->forward(maybe_dropout(torch::relu(linear1_->forward(h))));
+  return norm2_->forward(h + maybe_dropout(mlp));
+}
+
+}  // namespace ddpscale
