@@ -31,6 +31,15 @@ double run_phase_median(const RunRecord& run, Phase phase) {
   return median_of(slowest);
 }
 
+// What the overlap bought: the share of the allreduce that ran while backward still did.
+// Nothing to say without communication (one rank) or without phase timing.
+void print_overlap_line(std::FILE* out, double allreduce_total_us, double allreduce_exposed_us) {
+  if (!(allreduce_total_us > 0)) return;
+  const double hidden_us = std::max(0.0, allreduce_total_us - allreduce_exposed_us);
+  std::fprintf(out, "#   overlap hid %.1f of %.1f us of allreduce (%.0f%%); %.1f us exposed after backward\n", hidden_us,
+               allreduce_total_us, 100.0 * hidden_us / allreduce_total_us, allreduce_exposed_us);
+}
+
 }  // namespace
 
 void print_run_line(std::FILE* out, const RunRecord& run) {
@@ -62,6 +71,8 @@ void print_config_summary(std::FILE* out, const ConfigRecord& record) {
   std::fprintf(out, "#   throughput %.1f samples/s\n", median_of(throughput));
   for (int p = 0; p < kPhaseCount; ++p)
     std::fprintf(out, "#   %-18s %10.1f us\n", phase_name(static_cast<Phase>(p)), median_of(phases[static_cast<size_t>(p)]));
+  print_overlap_line(out, median_of(phases[static_cast<size_t>(Phase::allreduce_total)]),
+                     median_of(phases[static_cast<size_t>(Phase::allreduce_exposed)]));
   std::fflush(out);
 }
 

@@ -1,0 +1,62 @@
+// The summary `ddpscale train` prints: the overlap line says how much of the allreduce ran
+// while backward still did (issue: "the report of one run shows how much the overlap hid").
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "run_summary.hpp"
+
+namespace ddpscale {
+namespace {
+
+// Two ranks, three steps; the slowest rank's value per step is what the summary uses.
+ConfigRecord two_rank_record(float allreduce_total_us, float allreduce_exposed_us) {
+  ConfigRecord record;
+  RunRecord run;
+  run.samples_per_second = 1000;
+  for (int r = 0; r < 2; ++r) {
+    RankTimings t;
+    t.rank = r;
+    for (int p = 0; p < kPhaseCount; ++p) t.phase_us[static_cast<size_t>(p)] = {100, 100, 100};
+    // Rank 1 is faster: the summary must take rank 0's (slowest) values.
+    const float scale = r == 0 ? 1.0f : 0.5f;
+    t.phase_us[static_cast<size_t>(Phase::allreduce_total)] = {allreduce_total_us * scale, allreduce_total_us * scale,
+                                                               allreduce_total_us * scale};
+    t.phase_us[static_cast<size_t>(Phase::allreduce_exposed)] = {allreduce_exposed_us * scale,
+                                                                 allreduce_exposed_us * scale,
+                                                                 allreduce_exposed_us * scale};
+    run.ranks.push_back(t);
+  }
+  record.runs.push_back(run);
+  return record;
+}
+
+std::string printed_summary(const ConfigRecord& record) {
+  std::FILE* file = std::tmpfile();
+  print_config_summary(file, record);
+  std::rewind(file);
+  std::string text;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof(buffer), file)) text += buffer;
+  std::fclose(file);
+  return text;
+}
+
+TEST(RunSummary, SaysHowMuchOfTheAllreduceTheOverlapHid) {
+  // 800 us of allreduce of which 200 came after backward: 600 hidden, 75%.
+  const std::string text = printed_summary(two_rank_record(800, 200));
+  EXPECT_NE(text.find("overlap hid 600.0 of 800.0 us of allreduce (75%); 200.0 us exposed after backward"),
+            std::string::npos)
+      << text;
+}
+
+TEST(RunSummary, NoOverlapLineWithoutCommunication) {
+  // One rank (or --no-phase-timing) stores no allreduce time: there is nothing to hide.
+  const std::string text = printed_summary(two_rank_record(0, 0));
+  EXPECT_NE(text.find("throughput 1000.0 samples/s"), std::string::npos) << text;
+  EXPECT_EQ(text.find("overlap hid"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace ddpscale
