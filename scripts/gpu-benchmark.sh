@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: ddpscale's trainer against PyTorch's own DDP, side by side, on the
-# seed's MLPs (experiments/reference-comparison.yaml), plus the cost of phase timing.
+# seed's MLPs (experiments/reference-comparison.yaml). The cost of phase timing is
+# scripts/phase-timing-overhead.sh.
 # Writes logs to ${OUT:-bench-out}/.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 out="${OUT:-$DDPSCALE_ROOT/bench-out}"
@@ -17,13 +18,3 @@ python3 experiments/pytorch_ddp_reference.py 2>&1 | tee "$out/pytorch-1gpu.jsonl
 log "PyTorch DDP: 2 GPUs"
 python3 -m torch.distributed.run --standalone --nproc_per_node 2 experiments/pytorch_ddp_reference.py \
   2>&1 | grep '^{' | tee "$out/pytorch-2gpu.jsonl"
-
-log "instrumentation cost: mlp-large batch 128 on 2 GPUs, phase timing on vs off, alternating"
-for i in 1 2 3; do
-  for timing in on off; do
-    flag=()
-    [ $timing = off ] && flag=(--no-phase-timing)
-    "${MPIRUN[@]}" -np 2 "$DDPSCALE_BIN" train -m mlp-large -b 128 --runs 5 --warmup 10 --steps 200 "${flag[@]}" \
-      2>&1 | tee -a "$out/overhead-full.txt" | grep "throughput" | sed "s/^/timing-$timing /" | tee -a "$out/overhead.txt"
-  done
-done

@@ -5,7 +5,9 @@
 #   setsid nohup bash scripts/gpu-campaign.sh >/dev/null 2>&1 &     # start (or continue)
 #   bash scripts/gpu-campaign.sh --status                            # progress, logs to $OUT
 # Steps, in order, each skipped once its marker says done: build and GPU tests, the
-# allreduce sweep, ddpscale against PyTorch DDP, the seed study, the threshold study.
+# allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, ddpscale
+# against PyTorch DDP, the seed study, the threshold study. CAMPAIGN_SKIP="03-reference ..."
+# leaves out steps already measured, to spend a short device session on the rest.
 # Studies are packed into $CAMPAIGN_DIR/*.tar.gz after each step so a cut-off campaign
 # still brings back what it measured.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -34,6 +36,10 @@ step() {
   local name="$1"
   shift
   [ -e "$campaign/$name.done" ] && return 0
+  if [[ " ${CAMPAIGN_SKIP:-} " == *" $name "* ]]; then
+    log "campaign step $name skipped (CAMPAIGN_SKIP)"
+    return 0
+  fi
   rm -f "$campaign/$name.failed"
   local start=$SECONDS
   log "campaign step $name"
@@ -60,6 +66,7 @@ flock -n 9 || { log "a campaign is already running"; exit 0; }
 
 step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
 [ -n "${CAMPAIGN_COMMBENCH:-}" ] && step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
+step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/phase-timing-overhead.sh"
 step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" bash "$DDPSCALE_ROOT/scripts/gpu-benchmark.sh"
 step 04-seed-study sweep experiments/seed-study.yaml seed-study
 step 05-thresholds sweep experiments/thresholds.yaml thresholds
