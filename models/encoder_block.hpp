@@ -3,10 +3,9 @@
 //
 // Why not use that layer: LibTorch's C++ multi-head attention decides whether it is
 // self-attention with torch::equal(query, key) and torch::equal(key, value) on every call,
-// and torch::equal returns a bool to the host, so each block forward waits for the GPU
-// twice. A step then cannot run ahead of the device, and the "transformer" of a scaling
-// study measures host-device round trips instead of training (9 ms a step for a 2M
-// parameter model on an H200). This block is always self-attention and never syncs.
+// and torch::equal returns a bool to the host, so each block forward synchronises with the
+// GPU twice; a timing tool should not carry hidden synchronisations. (On 2x H200 they did
+// not change the step time: see models/README.md.) This block is always self-attention.
 #pragma once
 #include <torch/torch.h>
 

@@ -10,8 +10,8 @@ set style fill solid 0.85 border -1
 set boxwidth 0.7 relative
 set key outside right top
 set grid ytics
-set xtics ('b8 x1' 0, 'b8 x2' 1, 'b16 x1' 2, 'b16 x2' 3, 'b32 x2' 4) nomirror
-set xrange [-0.6:4.6]
+set xtics ('b8 x1' 0, 'b8 x2' 1, 'b16 x1' 2, 'b16 x2' 3, 'b32 x1' 4, 'b32 x2' 5, 'b64 x1' 6, 'b64 x2' 7, 'b128 x1' 8, 'b128 x2' 9) nomirror rotate by 45 right
+set xrange [-0.6:9.6]
 set yrange [0:*]
 plot 'phases_transformer.dat' using 1 title 'data', \
      'phases_transformer.dat' using 2 title 'forward', \

@@ -11,7 +11,7 @@ set autoscale xfix
 set offsets graph 0.04, graph 0.04, 0, 0
 set logscale x
 set format x '%g'
-set xtics (8, 16, 32)
+set xtics (8, 16, 32, 64, 128)
 plot 'throughput_transformer.dat' index 0 using 1:2:3:4 with yerrorlines linewidth 1.5 title '1 GPU', \
      'throughput_transformer.dat' index 1 using 1:2:3:4 with yerrorlines linewidth 1.5 title '2 GPUs'
 set terminal pngcairo size 1000,625 font 'sans,12' background rgb 'white' noenhanced
