@@ -2,9 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 namespace ddpscale {
+
+void fill_unrecorded_marks(double m[kMarkCount], double previous_step_end_us) {
+  if (std::isnan(m[static_cast<int>(Mark::step_start)])) m[static_cast<int>(Mark::step_start)] = previous_step_end_us;
+  for (int i = 1; i < kMarkCount; ++i)
+    if (std::isnan(m[i])) m[i] = m[i - 1];
+}
 
 void phases_from_marks(const double m[kMarkCount], double comm_start_us, double comm_end_us, bool has_comm,
                        float phase_us[kPhaseCount]) {
@@ -28,7 +36,7 @@ namespace {
 class HostStepClock final : public StepClock {
  public:
   explicit HostStepClock(int steps)
-      : marks_(static_cast<size_t>(steps) * kMarkCount, 0.0), comm_(static_cast<size_t>(steps) * 2, 0.0),
+      : marks_(static_cast<size_t>(steps) * kMarkCount, std::numeric_limits<double>::quiet_NaN()), comm_(static_cast<size_t>(steps) * 2, 0.0),
         has_comm_(static_cast<size_t>(steps), false) {}
 
   void select_step(int step) override { step_ = step; }
@@ -45,10 +53,14 @@ class HostStepClock final : public StepClock {
   }
   void read(int steps, RankTimings& timings) override {
     for (auto& series : timings.phase_us) series.assign(static_cast<size_t>(steps), 0.0f);
+    double previous_step_end = std::numeric_limits<double>::quiet_NaN();
     for (int s = 0; s < steps; ++s) {
       float phases[kPhaseCount];
       const size_t i = static_cast<size_t>(s);
-      phases_from_marks(&marks_[i * kMarkCount], comm_[i * 2], comm_[i * 2 + 1], has_comm_[i], phases);
+      double* marks = &marks_[i * kMarkCount];
+      fill_unrecorded_marks(marks, previous_step_end);
+      previous_step_end = marks[static_cast<int>(Mark::step_end)];
+      phases_from_marks(marks, comm_[i * 2], comm_[i * 2 + 1], has_comm_[i], phases);
       for (int p = 0; p < kPhaseCount; ++p) timings.phase_us[static_cast<size_t>(p)][i] = phases[p];
     }
   }

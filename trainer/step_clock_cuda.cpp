@@ -2,6 +2,8 @@
 // (an asynchronous enqueue, no synchronisation) and read after it.
 #include <cuda_runtime.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "gpu_check.hpp"
@@ -26,14 +28,16 @@ class CudaStepClock final : public StepClock {
  public:
   CudaStepClock(int steps, cudaStream_t compute, cudaStream_t comm)
       : compute_(compute), comm_(comm), marks_(static_cast<size_t>(steps) * kMarkCount),
-        comm_marks_(static_cast<size_t>(steps) * 2), has_comm_(static_cast<size_t>(steps), false) {}
+        recorded_(static_cast<size_t>(steps) * kMarkCount, false), comm_marks_(static_cast<size_t>(steps) * 2),
+        has_comm_(static_cast<size_t>(steps), false) {}
 
   void select_step(int step) override { step_ = step; }
 
   void mark(Mark mark) override {
     if (step_ < 0) return;
-    DDPSCALE_CUDA_CHECK(
-        cudaEventRecord(marks_[static_cast<size_t>(step_) * kMarkCount + static_cast<size_t>(mark)].get(), compute_));
+    const size_t i = static_cast<size_t>(step_) * kMarkCount + static_cast<size_t>(mark);
+    DDPSCALE_CUDA_CHECK(cudaEventRecord(marks_[i].get(), compute_));
+    recorded_[i] = true;
   }
 
   void mark_comm_start() override {
@@ -54,11 +58,17 @@ class CudaStepClock final : public StepClock {
   void read(int steps, RankTimings& timings) override {
     DDPSCALE_CUDA_CHECK(cudaDeviceSynchronize());
     for (auto& series : timings.phase_us) series.assign(static_cast<size_t>(steps), 0.0f);
-    const cudaEvent_t origin = marks_[0].get();
+    const cudaEvent_t origin = marks_[0].get();  // the first step's start is always recorded
+    double previous_step_end = std::numeric_limits<double>::quiet_NaN();
     for (int s = 0; s < steps; ++s) {
       const size_t i = static_cast<size_t>(s);
       double marks_us[kMarkCount];
-      for (int m = 0; m < kMarkCount; ++m) marks_us[m] = since(origin, marks_[i * kMarkCount + static_cast<size_t>(m)].get());
+      for (int m = 0; m < kMarkCount; ++m) {
+        const size_t k = i * kMarkCount + static_cast<size_t>(m);
+        marks_us[m] = recorded_[k] ? since(origin, marks_[k].get()) : std::numeric_limits<double>::quiet_NaN();
+      }
+      fill_unrecorded_marks(marks_us, previous_step_end);
+      previous_step_end = marks_us[static_cast<int>(Mark::step_end)];
       const double start = has_comm_[i] ? since(origin, comm_marks_[i * 2].get()) : 0.0;
       const double end = has_comm_[i] ? since(origin, comm_marks_[i * 2 + 1].get()) : 0.0;
       float phases[kPhaseCount];
@@ -78,6 +88,7 @@ class CudaStepClock final : public StepClock {
   cudaStream_t comm_;
   int step_ = -1;
   std::vector<CudaEvent> marks_;
+  std::vector<bool> recorded_;
   std::vector<CudaEvent> comm_marks_;
   std::vector<bool> has_comm_;
   CudaEvent ordering_;

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "gradient_reducer.hpp"
+#include "nvtx_range.hpp"
 #include "optimizer_step.hpp"
 #include "step_clock.hpp"
 #ifdef DDPSCALE_CUDA
@@ -60,7 +61,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup) : setup_(setup) {
   const bool fused = resolved_optimizer(o, setup_.device.is_cuda()) == "adam-fused";
   optimizer_ = make_optimizer(o.optimizer, fused, o.lr, model_->parameters());
 
-  void* comm_stream = nullptr;
+  [[maybe_unused]] void* comm_stream = nullptr;
 #ifdef DDPSCALE_CUDA
   if (setup_.device.is_cuda()) {
     void* compute = c10::cuda::getCurrentCUDAStream(setup_.device.index()).stream();
@@ -126,18 +127,36 @@ void TrainingSession::zero_gradients() {
 void TrainingSession::step(int measured_index) {
   StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
   if (clock_) clock_->select_step(measured_index);
-  if (clock) clock->mark(Mark::step_start);
-  if (host_inputs_.defined()) inputs_.copy_(host_inputs_, /*non_blocking=*/true);
-  if (clock) clock->mark(Mark::data_end);
-  auto loss = model_loss(model_->forward(inputs_), labels_);
-  if (clock) clock->mark(Mark::forward_end);
-  loss.backward();
-  if (clock) clock->mark(Mark::backward_end);
-  if (reducer_) reducer_->finish_backward();
-  if (clock) clock->mark(Mark::reduce_end);
-  optimizer_->step();
-  zero_gradients();
-  if (clock) clock->mark(Mark::step_end);
+  const NvtxRange step_range(measured_index >= 0 ? "step" : "warm-up step");
+  // Only marks that bound a non-empty phase (see step_clock.hpp): each costs host time.
+  if (clock && measured_index == 0) clock->mark(Mark::step_start);
+  if (host_inputs_.defined()) {
+    const NvtxRange range("data");
+    inputs_.copy_(host_inputs_, /*non_blocking=*/true);
+    if (clock) clock->mark(Mark::data_end);
+  }
+  torch::Tensor loss;
+  {
+    const NvtxRange range("forward");
+    loss = model_loss(model_->forward(inputs_), labels_);
+    if (clock) clock->mark(Mark::forward_end);
+  }
+  {
+    const NvtxRange range("backward");
+    loss.backward();
+    if (clock) clock->mark(Mark::backward_end);
+  }
+  if (reducer_) {
+    const NvtxRange range("allreduce wait");
+    reducer_->finish_backward();
+    if (clock) clock->mark(Mark::reduce_end);
+  }
+  {
+    const NvtxRange range("optimizer");
+    optimizer_->step();
+    zero_gradients();
+    if (clock) clock->mark(Mark::step_end);
+  }
   if (measured_index >= 0) losses_.push_back(loss.detach());
 }
 
