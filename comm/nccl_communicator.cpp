@@ -10,6 +10,7 @@
 #include "gpu_check.hpp"
 #include "mpi_context.hpp"
 #include "nccl_profile.hpp"
+#include "stall_watchdog.hpp"
 
 namespace ddpscale {
 namespace {
@@ -105,9 +106,13 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
     // High priority, as PyTorch gives its NCCL streams: a bucket's allreduce should not
     // queue behind the backward kernels it is meant to overlap with.
     DDPSCALE_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
+    DDPSCALE_CUDA_CHECK(cudaEventCreateWithFlags(&stall_marker_, cudaEventDisableTiming));
+    start_stall_watchdog();
   }
 
   ~NcclCommunicatorImpl() override {
+    stall_watchdog_.reset();  // before the stream, event and communicator it watches
+    if (stall_marker_) cudaEventDestroy(stall_marker_);
     if (stream_) {
       cudaStreamSynchronize(stream_);
       cudaStreamDestroy(stream_);
@@ -151,6 +156,32 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
   }
 
  private:
+  // A peer that stops inside a step's allreduce would otherwise hang this rank: the step
+  // waits for it on the device (see stall_watchdog.hpp).
+  void start_stall_watchdog() {
+    StreamProbe probe;
+    probe.place_marker = [this] {
+      DDPSCALE_CUDA_CHECK(cudaSetDevice(device_));  // the watchdog's own thread
+      DDPSCALE_CUDA_CHECK(cudaEventRecord(stall_marker_, stream_));
+    };
+    probe.marker_reached = [this] {
+      const cudaError_t state = cudaEventQuery(stall_marker_);
+      if (state != cudaErrorNotReady) DDPSCALE_CUDA_CHECK(state);
+      return state == cudaSuccess;
+    };
+    probe.async_error = [this] {
+      ncclResult_t async_error = ncclSuccess;
+      DDPSCALE_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
+      if (async_error == ncclSuccess || async_error == ncclInProgress) return std::string();
+      return std::string("NCCL async error: ") + ncclGetErrorString(async_error);
+    };
+    stall_watchdog_ = std::make_unique<StallWatchdog>(
+        std::move(probe), std::chrono::duration_cast<std::chrono::milliseconds>(comm_timeout()),
+        std::chrono::milliseconds(100), [](const std::string& why) {
+          fatal_error("NCCL collective (stall watchdog)", why, __FILE__, __LINE__);
+        });
+  }
+
   // Polls instead of cudaStreamSynchronize so a lost peer becomes an error naming the
   // cause (NCCL's async error, or the timeout) rather than a hang.
   void wait_stream_with_timeout(const char* what) {
@@ -162,11 +193,13 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
       ncclResult_t async_error = ncclSuccess;
       DDPSCALE_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
       if (async_error != ncclSuccess && async_error != ncclInProgress) {
+        stall_watchdog_.reset();
         ncclCommAbort(comm_);
         comm_ = nullptr;
         fatal_error(what, std::string("NCCL async error: ") + ncclGetErrorString(async_error), __FILE__, __LINE__);
       }
       if (std::chrono::steady_clock::now() > deadline) {
+        stall_watchdog_.reset();
         ncclCommAbort(comm_);
         comm_ = nullptr;
         fatal_error(what, "no completion within --comm-timeout (" + std::to_string(comm_timeout().count()) +
@@ -182,6 +215,8 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
   cudaStream_t stream_ = nullptr;
   cudaStream_t compute_ = nullptr;
   EventPool events_;
+  cudaEvent_t stall_marker_ = nullptr;
+  std::unique_ptr<StallWatchdog> stall_watchdog_;
 };
 
 }  // namespace

@@ -1,0 +1,94 @@
+// The stall watchdog with fake streams: one that never reaches a marker (a stopped peer),
+// one that always does (healthy), one whose backend reports an error. The NCCL test that
+// stops a real rank is reliability_stuck_rank_nccl (label gpu).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "stall_watchdog.hpp"
+
+namespace ddpscale {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// Collects the watchdog's verdict from its thread.
+struct StallRecord {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int calls = 0;
+  std::string why;
+  Clock::time_point at;
+
+  std::function<void(const std::string&)> callback() {
+    return [this](const std::string& text) {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++calls;
+      why = text;
+      at = Clock::now();
+      changed.notify_all();
+    };
+  }
+  bool wait_for_call(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mutex);
+    return changed.wait_for(lock, limit, [this] { return calls > 0; });
+  }
+};
+
+TEST(StallWatchdog, AStreamThatStopsIsReportedAfterTheTimeout) {
+  StallRecord record;
+  std::atomic<int> placed{0};
+  StreamProbe probe{[&] { ++placed; }, [] { return false; }, [] { return std::string(); }};
+  const auto start = Clock::now();
+  StallWatchdog watchdog(probe, 300ms, 20ms, record.callback());
+  ASSERT_TRUE(record.wait_for_call(3000ms));
+  const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(record.at - start);
+  EXPECT_GE(after.count(), 300);
+  EXPECT_LE(after.count(), 300 + 500);  // time-out + a poll, with room for a loaded CI machine
+  EXPECT_NE(record.why.find("no completion within --comm-timeout (0.3 s)"), std::string::npos) << record.why;
+  EXPECT_EQ(placed.load(), 1);  // an unreached marker is never replaced
+  std::this_thread::sleep_for(100ms);
+  std::lock_guard<std::mutex> lock(record.mutex);
+  EXPECT_EQ(record.calls, 1);  // reported once, then the watchdog is done
+}
+
+TEST(StallWatchdog, AStreamThatKeepsUpIsNeverReportedAndMarkersAreReplaced) {
+  StallRecord record;
+  std::atomic<int> placed{0};
+  StreamProbe probe{[&] { ++placed; }, [] { return true; }, [] { return std::string(); }};
+  {
+    StallWatchdog watchdog(probe, 100ms, 10ms, record.callback());
+    std::this_thread::sleep_for(500ms);  // five time-outs long
+  }
+  std::lock_guard<std::mutex> lock(record.mutex);
+  EXPECT_EQ(record.calls, 0) << record.why;
+  EXPECT_GE(placed.load(), 10);  // one new marker per poll that found the last one reached
+}
+
+TEST(StallWatchdog, ABackendErrorIsReportedAtTheNextPoll) {
+  StallRecord record;
+  StreamProbe probe{[] {}, [] { return true; }, [] { return std::string("NCCL async error: remote process exited"); }};
+  const auto start = Clock::now();
+  StallWatchdog watchdog(probe, 60000ms, 20ms, record.callback());
+  ASSERT_TRUE(record.wait_for_call(3000ms));
+  EXPECT_EQ(record.why, "NCCL async error: remote process exited");
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(record.at - start).count(), 1000);
+}
+
+TEST(StallWatchdog, StopsPromptlyWhenDestroyed) {
+  StallRecord record;
+  StreamProbe probe{[] {}, [] { return true; }, [] { return std::string(); }};
+  auto watchdog = std::make_unique<StallWatchdog>(probe, 60000ms, 10000ms, record.callback());
+  const auto start = Clock::now();
+  watchdog.reset();  // must not sit out the 10 s poll interval
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count(), 1000);
+}
+
+}  // namespace
+}  // namespace ddpscale
