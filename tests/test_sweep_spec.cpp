@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "cli_util.hpp"
 #include "sweep_spec.hpp"
 
 namespace ddpscale {
@@ -95,6 +96,31 @@ TEST(SweepSpec, WorldOneIsNotRepeatedPerBucketSize) {
   int world_one = 0;
   for (const auto& c : configs) world_one += c.options.world_size == 1;
   EXPECT_EQ(world_one, 1);
+}
+
+TEST(SweepSpec, DtypeIsADimensionWithOneNamePerPrecision) {
+  const auto spec = parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\ndtype: [fp32, bf16]\n", "s.yaml");
+  EXPECT_EQ(spec.dtypes, (std::vector<std::string>{"float32", "bfloat16"}));
+  const auto configs = expand_sweep(spec, "default");
+  ASSERT_EQ(configs.size(), 4u);  // each precision on 1 and 2 ranks: a 1-GPU twin per dtype
+  EXPECT_EQ(configs[0].options.dtype, "float32");
+  EXPECT_EQ(configs[1].options.dtype, "float32");
+  EXPECT_EQ(configs[2].options.dtype, "bfloat16");
+  EXPECT_EQ(configs[3].options.dtype, "bfloat16");
+  EXPECT_EQ(expand_sweep(parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\n", "s.yaml"), "default")
+                .front()
+                .options.dtype,
+            "float32");  // the default
+  EXPECT_EQ(error_of("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\ndtype: [float32, fp16]\n"),
+            "spec.yaml:4: key 'dtype': 'fp16' is not float32 (fp32) or bfloat16 (bf16)");
+}
+
+TEST(TrainOptions, DtypeSpellingsAreCanonical) {
+  EXPECT_EQ(canonical_dtype("fp32"), "float32");
+  EXPECT_EQ(canonical_dtype("float32"), "float32");
+  EXPECT_EQ(canonical_dtype("bf16"), "bfloat16");
+  EXPECT_EQ(canonical_dtype("bfloat16"), "bfloat16");
+  EXPECT_THROW(canonical_dtype("float16"), UsageError);
 }
 
 }  // namespace

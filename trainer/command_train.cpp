@@ -33,7 +33,8 @@ void add_train_options(cxxopts::Options& options) {
       ("optimizer-impl", "auto (PyTorch's fused Adam kernel on GPUs, LibTorch's Adam on CPU), libtorch or fused",
        cxxopts::value<std::string>()->default_value("auto"))
       ("lr", "learning rate", cxxopts::value<double>()->default_value("0.001"))
-      ("dtype", "float32 (bf16 is not implemented yet)", cxxopts::value<std::string>()->default_value("float32"))
+      ("dtype", "forward precision: float32 (fp32) or bfloat16 (bf16: autocast; weights, gradients, optimizer state and allreduce stay fp32)",
+       cxxopts::value<std::string>()->default_value("float32"))
       ("data", "device (batch resident on the device) or host (pinned copy every step, timed as data)",
        cxxopts::value<std::string>()->default_value("device"));
   options.add_options("ddp")
@@ -67,7 +68,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.optimizer = a["optimizer"].as<std::string>();
   o.optimizer_impl = a["optimizer-impl"].as<std::string>();
   o.lr = a["lr"].as<double>();
-  o.dtype = a["dtype"].as<std::string>();
+  o.dtype = canonical_dtype(a["dtype"].as<std::string>());
   o.data = a["data"].as<std::string>();
   o.bucket_mb = a["bucket-mb"].as<double>();
   o.first_bucket_mb = a["first-bucket-mb"].as<double>();

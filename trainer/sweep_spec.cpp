@@ -157,7 +157,16 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   }
   if (root["optimizer_impl"]) b.optimizer_impl = r.scalar<std::string>(root["optimizer_impl"], "optimizer_impl", "auto, libtorch or fused");
   if (root["lr"]) b.lr = r.positive<double>(root["lr"], "lr");
-  if (root["dtype"]) b.dtype = r.scalar<std::string>(root["dtype"], "dtype", "float32");
+  if (root["dtype"]) {
+    spec.dtypes.clear();
+    for (const auto& name : r.list<std::string>(root["dtype"], "dtype", "float32 or bfloat16")) {
+      try {
+        spec.dtypes.push_back(canonical_dtype(name));
+      } catch (const std::exception&) {
+        r.fail(root["dtype"], "dtype", "'" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
+      }
+    }
+  }
   if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
   if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
   if (root["first_bucket_mb"]) b.first_bucket_mb = r.positive<double>(root["first_bucket_mb"], "first_bucket_mb");
@@ -221,30 +230,32 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
   bool ascending = true;
   for (const auto& model : spec.models)
     for (const auto& scaling : spec.scaling)
-      for (double bucket : spec.bucket_mb)
-        for (bool overlap : spec.overlap)
-          for (int64_t batch : batch_sizes_for(spec, model)) {
-            std::vector<int> worlds = spec.world_sizes;
-            std::sort(worlds.begin(), worlds.end());
-            if (!ascending) std::reverse(worlds.begin(), worlds.end());
-            ascending = !ascending;
-            for (int world : worlds) {
-              // Overlap and buckets mean nothing without communication: one world-1 config
-              // per (model, scaling, batch), measured with the first bucket/overlap values.
-              if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front())) continue;
-              SweepConfig c;
-              c.options = spec.base;
-              c.options.model = model;
-              c.options.scaling = scaling;
-              c.options.bucket_mb = bucket;
-              c.options.overlap = overlap;
-              c.options.batch = batch;
-              c.options.world_size = world;
-              apply_overrides(spec, c.options);
-              c.nccl_profile = nccl_profile;
-              configs.push_back(c);
+      for (const auto& dtype : spec.dtypes)
+        for (double bucket : spec.bucket_mb)
+          for (bool overlap : spec.overlap)
+            for (int64_t batch : batch_sizes_for(spec, model)) {
+              std::vector<int> worlds = spec.world_sizes;
+              std::sort(worlds.begin(), worlds.end());
+              if (!ascending) std::reverse(worlds.begin(), worlds.end());
+              ascending = !ascending;
+              for (int world : worlds) {
+                // Overlap and buckets mean nothing without communication: one world-1 config
+                // per (model, scaling, dtype, batch), measured with the first bucket/overlap values.
+                if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front())) continue;
+                SweepConfig c;
+                c.options = spec.base;
+                c.options.model = model;
+                c.options.scaling = scaling;
+                c.options.dtype = dtype;
+                c.options.bucket_mb = bucket;
+                c.options.overlap = overlap;
+                c.options.batch = batch;
+                c.options.world_size = world;
+                apply_overrides(spec, c.options);
+                c.nccl_profile = nccl_profile;
+                configs.push_back(c);
+              }
             }
-          }
   return configs;
 }
 

@@ -35,8 +35,9 @@ struct SweepSpec {
   std::vector<std::string> scaling = {"weak"};
   std::vector<double> bucket_mb = {25.0};
   std::vector<bool> overlap = {true};
+  std::vector<std::string> dtypes = {"float32"};  // canonical names (canonical_dtype)
   std::vector<NcclProfile> nccl_profiles;  // empty = the default profile only
-  TrainOptions base;                       // runs, warmup, steps, optimizer, lr, dtype, seed, model options
+  TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
   std::vector<SpecOverride> overrides;
 };
 

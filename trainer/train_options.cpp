@@ -20,6 +20,12 @@ int64_t global_batch(const TrainOptions& options, int world_size) {
   return options.scaling == "strong" ? options.batch : options.batch * world_size;
 }
 
+std::string canonical_dtype(const std::string& name) {
+  if (name == "float32" || name == "fp32") return "float32";
+  if (name == "bfloat16" || name == "bf16") return "bfloat16";
+  throw UsageError("--dtype '" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
+}
+
 void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_cuda) {
   auto positive = [](const char* what, int64_t value) {
     if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
@@ -43,8 +49,7 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.data != "device" && o.data != "host") throw UsageError("--data '" + o.data + "' is not device or host");
   if (o.data == "host" && !on_cuda)
     throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");
-  if (o.dtype != "float32")
-    throw UsageError("--dtype '" + o.dtype + "': only float32 is implemented so far");
+  canonical_dtype(o.dtype);  // throws UsageError naming the choices
   if (o.world_size < 0) throw UsageError("--world-size must not be negative");
   const int world = effective_world_size(o, launched_ranks);
   if (world > launched_ranks)

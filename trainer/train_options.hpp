@@ -27,8 +27,12 @@ struct TrainOptions {
   bool overlap = true;
   bool phase_timing = true;
   std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
-  std::string dtype = "float32";
+  std::string dtype = "float32";   // float32 | bfloat16 (autocast forward; see mixed_precision.hpp)
 };
+
+// "float32" or "bfloat16" for any accepted spelling (float32, fp32; bfloat16, bf16), so a
+// configuration has one name; throws UsageError naming the choices otherwise.
+std::string canonical_dtype(const std::string& name);
 
 // Throws UsageError (cli_util.hpp) with a one-line message. `launched_ranks` is the size
 // of the launch, `on_cuda` whether ranks train on GPUs.

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "gradient_reducer.hpp"
+#include "mixed_precision.hpp"
 #include "nvtx_range.hpp"
 #include "optimizer_step.hpp"
 #include "step_clock.hpp"
@@ -138,6 +139,7 @@ void TrainingSession::step(int measured_index) {
   torch::Tensor loss;
   {
     const NvtxRange range("forward");
+    const AutocastScope autocast(setup_.options.dtype == "bfloat16", setup_.device);
     loss = model_loss(model_->forward(inputs_), labels_);
     if (clock) clock->mark(Mark::forward_end);
   }
