@@ -107,6 +107,7 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
     // queue behind the backward kernels it is meant to overlap with.
     DDPSCALE_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
     DDPSCALE_CUDA_CHECK(cudaEventCreateWithFlags(&stall_marker_, cudaEventDisableTiming));
+    watched_ = stream_;
     start_stall_watchdog();
   }
 
@@ -125,6 +126,12 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
   int size() const override { return group_.size(); }
   void set_compute_stream(void* cuda_stream) override { compute_ = static_cast<cudaStream_t>(cuda_stream); }
   void* stream() const override { return stream_; }
+  void pause_stall_watchdog() override { stall_watchdog_.reset(); }
+  void watch_stream(void* cuda_stream) override {
+    stall_watchdog_.reset();
+    watched_ = static_cast<cudaStream_t>(cuda_stream);
+    start_stall_watchdog();
+  }
 
   std::unique_ptr<CommWork> allreduce_async(void* buffer, size_t count, DType dtype, ReduceOp op) override {
     cudaEvent_t ready = events_.take();
@@ -162,7 +169,7 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
     StreamProbe probe;
     probe.place_marker = [this] {
       DDPSCALE_CUDA_CHECK(cudaSetDevice(device_));  // the watchdog's own thread
-      DDPSCALE_CUDA_CHECK(cudaEventRecord(stall_marker_, stream_));
+      DDPSCALE_CUDA_CHECK(cudaEventRecord(stall_marker_, watched_));
     };
     probe.marker_reached = [this] {
       const cudaError_t state = cudaEventQuery(stall_marker_);
@@ -216,6 +223,7 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
   cudaStream_t compute_ = nullptr;
   EventPool events_;
   cudaEvent_t stall_marker_ = nullptr;
+  cudaStream_t watched_ = nullptr;  // the stream the stall watchdog watches: ours, or a graph's
   std::unique_ptr<StallWatchdog> stall_watchdog_;
 };
 

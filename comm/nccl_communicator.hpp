@@ -16,6 +16,10 @@ class NcclCommunicator : public Communicator {
   virtual void set_compute_stream(void* cuda_stream) = 0;
   // The communicator's own stream (a cudaStream_t), for events that time communication.
   virtual void* stream() const = 0;
+  // CUDA graph mode: the stall watchdog's marker must not land inside a stream capture, and
+  // once the step is a graph its collectives run on the stream the graph is launched on.
+  virtual void pause_stall_watchdog() = 0;
+  virtual void watch_stream(void* cuda_stream) = 0;  // (re)starts the watchdog on that stream
   // "2.28.9 (/path/to/libnccl.so.2)": the NCCL this process actually loaded.
   static std::string loaded_version();
 };

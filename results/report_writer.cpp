@@ -394,7 +394,8 @@ class ReportBuilder {
                    "95% t-interval). Allreduce total runs from the first bucket's launch to the last bucket's end and "
                    "overlaps backward; allreduce exposed is the part after backward ended, the communication the "
                    "overlap did not hide. 'Hidden' = 1 - exposed / total. Step is the slowest rank's; the other "
-                   "phases are means over ranks, so they need not add up to it exactly.");
+                   "phases are means over ranks, so they need not add up to it exactly. A step run as one CUDA "
+                   "graph (exec graph) is timed as a whole: its phases are 'not split'.");
     const Phase phases[] = {Phase::data, Phase::forward, Phase::backward, Phase::allreduce_total,
                             Phase::allreduce_exposed, Phase::optimizer, Phase::step};
     for (const std::string& model : a_.models) {
@@ -417,7 +418,8 @@ class ReportBuilder {
         for (Phase p : phases) row.push_back(phase_cell(c, p));
         const double total = c.phase_us[size_t(Phase::allreduce_total)].mean;
         const double exposed = c.phase_us[size_t(Phase::allreduce_exposed)].mean;
-        row.push_back(c.params.world_size > 1 && total > 0 ? percent(1 - exposed / total) : "n/a");
+        row.push_back(c.params.world_size > 1 && total > 0 && c.params.exec != "graph" ? percent(1 - exposed / total)
+                                                                                     : "n/a");
         t.rows.push_back(row);
         add_bar(bars, c);
       }
@@ -431,6 +433,7 @@ class ReportBuilder {
   // Milliseconds with three decimals (a microsecond): phases span 0.005 ms to seconds, and
   // significant digits would print a data phase of 50 ns as 0.0000500.
   static std::string phase_cell(const ConfigSummary& c, Phase p) {
+    if (c.params.exec == "graph" && p != Phase::step) return "not split";  // one CUDA graph per step
     if (c.params.world_size == 1 && (p == Phase::allreduce_total || p == Phase::allreduce_exposed))
       return "none";  // one rank runs no communication code
     return mean_pm_ci(c.phase_us[static_cast<size_t>(p)], fixed_ms, fixed_ms);

@@ -6,6 +6,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "communicator.hpp"
 #include "gradient_reducer.hpp"
 #include "mpi_test_env.hpp"
@@ -214,6 +216,71 @@ TEST(DdpTiming, PhasesAddUpToTheStep) {
     EXPECT_LE(at(Phase::allreduce_exposed), at(Phase::step));
   }
 }
+
+#if defined(DDPSCALE_TEST_ON_GPU) && defined(DDPSCALE_CUDA_GRAPHS)
+SessionSetup two_rank_setup(const TrainOptions& options, Communicator* comm) {
+  SessionSetup setup;
+  setup.options = options;
+  setup.rank = g_mpi->rank();
+  setup.world_size = 2;
+  setup.comm = comm;
+  setup.device = test_device();
+  return setup;
+}
+
+// --exec graph replays the same kernels, NCCL allreduces included, so after K steps with
+// dropout off it must hold the parameters eager training holds (the 1e-5, fp32).
+TEST(GraphMode, SameParametersAsEagerAfterKSteps) {
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  for (const char* optimizer : {"sgd", "adam"}) {
+    auto options = deterministic_options(0.05, 0.01, true);
+    options.optimizer = optimizer;
+    if (options.optimizer == "adam") options.lr = 1e-3;
+    TrainingSession eager(two_rank_setup(options, comm.get()));
+    eager.train_steps(5);
+    options.exec = "graph";
+    TrainingSession graph(two_rank_setup(options, comm.get()));
+    graph.train_steps(5);
+    const auto a = graph.parameters(), b = eager.parameters();
+    ASSERT_EQ(a.size(), b.size());
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>() / std::max(b[i].abs().max().item<double>(), 1e-12));
+    EXPECT_LT(worst, 1e-5) << optimizer;
+    TrainingSession untouched(two_rank_setup(options, comm.get()));
+    EXPECT_GT((a[0] - untouched.parameters()[0]).abs().max().item<double>(), 1e-6) << optimizer;  // it trained
+  }
+}
+
+// Dropout must draw new masks at every replay, not replay the captured ones. With the
+// learning rate at 0 the parameters never move, so the loss changes only through dropout.
+TEST(GraphMode, DropoutDiffersFromReplayToReplay) {
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  auto losses_of = [&](bool dropout) {
+    auto options = deterministic_options(100, 100, true);
+    options.optimizer = "sgd";
+    options.lr = 0.0;
+    options.dropout = dropout;
+    options.exec = "graph";
+    options.warmup = 2;
+    options.steps = 4;
+    TrainingSession session(two_rank_setup(options, comm.get()));
+    RankTimings timings;
+    std::vector<float> losses;
+    session.run(timings, losses);
+    return losses;
+  };
+  const auto without = losses_of(false);
+  ASSERT_EQ(without.size(), 4u);
+  for (float loss : without) EXPECT_EQ(loss, without.front());  // the control: nothing changes
+  const auto with = losses_of(true);
+  ASSERT_EQ(with.size(), 4u);
+  EXPECT_NE(with[0], with[1]);
+  EXPECT_NE(with[1], with[2]);
+}
+#endif
 
 #ifdef DDPSCALE_TEST_ON_GPU
 // PyTorch's fused Adam kernel against LibTorch's own Adam: the same algorithm, so after K

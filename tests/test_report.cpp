@@ -110,6 +110,13 @@ std::string read_text(const fs::path& path) {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 size_t count_of(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
@@ -508,6 +515,32 @@ TEST(SummaryExport, JsonHasTheConfigurationsAndNullForNaN) {
 }
 
 // ---- One run, failed runs ---------------------------------------------------------------
+
+// A step run as one CUDA graph is timed only as a whole: its phase cells say so instead of
+// showing the zeros the trainer stores, and there is no overlap share to report.
+TEST(ReportFiles, GraphModePhasesAreNotSplit) {
+  TempDir out;
+  ConfigRecord eager = make_config("mlp", 1000, 8, 2, {180, 190, 185});
+  ConfigRecord graph = make_config("mlp", 1000, 8, 2, {380, 390, 385});
+  graph.params.exec = "graph";
+  graph.id = "mlp_b8_w2_weak_graph";
+  const LoadedStudy study = in_memory_study({eager, graph});
+  ReportOptions options;
+  options.out_dir = out.path().string();
+  options.plots = false;
+  write_report(study, analyze_study(study.configs), options);
+  const std::string md = read_text(out.path() / "report.md");
+  std::string graph_row, eager_row;
+  for (const std::string& line : split_lines(md)) {
+    if (line.rfind("| 8 | 2 | weak scaling, exec graph", 0) == 0) graph_row = line;
+    if (line.rfind("| 8 | 2 | weak scaling, overlap", 0) == 0) eager_row = line;
+  }
+  ASSERT_FALSE(graph_row.empty()) << md;
+  ASSERT_FALSE(eager_row.empty()) << md;
+  EXPECT_EQ(count_of(graph_row, "not split"), 6u) << graph_row;  // all but the step
+  EXPECT_TRUE(contains(graph_row, "| n/a |")) << graph_row;        // no overlap share
+  EXPECT_EQ(count_of(eager_row, "not split"), 0u) << eager_row;
+}
 
 TEST(ReportFiles, OneSuccessfulRunHasNoIntervalAndFailedRunsAreCountedAndListed) {
   TempDir out;

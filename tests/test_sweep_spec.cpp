@@ -115,6 +115,49 @@ TEST(SweepSpec, DtypeIsADimensionWithOneNamePerPrecision) {
             "spec.yaml:4: key 'dtype': 'fp16' is not float32 (fp32) or bfloat16 (bf16)");
 }
 
+TEST(SweepSpec, ExecIsADimension) {
+  const auto spec = parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\nexec: [eager, graph]\n", "s.yaml");
+  const auto configs = expand_sweep(spec, "default");
+  ASSERT_EQ(configs.size(), 4u);
+  EXPECT_EQ(configs[0].options.exec, "eager");
+  EXPECT_EQ(configs[3].options.exec, "graph");
+  EXPECT_EQ(error_of("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\nexec: jit\n"),
+            "spec.yaml:4: key 'exec': 'jit' is not eager or graph");
+}
+
+// What --exec graph needs, each refused with a message saying what to change.
+TEST(TrainOptions, GraphModeRequirementsAreNamed) {
+  auto message = [](TrainOptions o, bool on_cuda) {
+    try {
+      validate_train_options(o, 2, on_cuda);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  TrainOptions o;
+  o.model = "mlp-medium";
+  o.exec = "jit";
+  EXPECT_EQ(message(o, true), "--exec 'jit' is not eager or graph");
+  o.exec = "graph";
+  if (!built_with_cuda_graphs()) {
+    // This build (CPU CI) cannot capture graphs at all, and says how to get one.
+    EXPECT_NE(message(o, true).find("-DDDPSCALE_CUDA_GRAPHS=ON"), std::string::npos) << message(o, true);
+    return;
+  }
+  EXPECT_NE(message(o, false).find("needs GPUs"), std::string::npos);
+  o.optimizer_impl = "libtorch";
+  EXPECT_NE(message(o, true).find("counts its steps on the host"), std::string::npos);
+  o.optimizer_impl = "auto";
+  o.data = "host";
+  EXPECT_NE(message(o, true).find("--data device"), std::string::npos);
+  o.data = "device";
+  o.warmup = 1;
+  EXPECT_NE(message(o, true).find("--warmup 2"), std::string::npos);
+  o.warmup = 10;
+  EXPECT_EQ(message(o, true), "");
+}
+
 TEST(TrainOptions, DtypeSpellingsAreCanonical) {
   EXPECT_EQ(canonical_dtype("fp32"), "float32");
   EXPECT_EQ(canonical_dtype("float32"), "float32");

@@ -35,6 +35,9 @@ void add_train_options(cxxopts::Options& options) {
       ("lr", "learning rate", cxxopts::value<double>()->default_value("0.001"))
       ("dtype", "forward precision: float32 (fp32) or bfloat16 (bf16: autocast; weights, gradients, optimizer state and allreduce stay fp32)",
        cxxopts::value<std::string>()->default_value("float32"))
+      ("exec", "eager (LibTorch's op-by-op loop) or graph (the whole step captured once as a CUDA graph and "
+               "replayed; only the step's total is timed)",
+       cxxopts::value<std::string>()->default_value("eager"))
       ("data", "device (batch resident on the device) or host (pinned copy every step, timed as data)",
        cxxopts::value<std::string>()->default_value("device"));
   options.add_options("ddp")
@@ -70,6 +73,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.lr = a["lr"].as<double>();
   o.dtype = canonical_dtype(a["dtype"].as<std::string>());
   o.data = a["data"].as<std::string>();
+  o.exec = a["exec"].as<std::string>();
   o.bucket_mb = a["bucket-mb"].as<double>();
   o.first_bucket_mb = a["first-bucket-mb"].as<double>();
   o.overlap = a.count("no-overlap") == 0;

@@ -60,7 +60,7 @@ class SpecReader {
 };
 
 const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
-                                        "warmup", "steps", "optimizer", "lr", "dtype", "bucket_mb",
+                                        "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
                                         "seq_len", "features", "vocab", "classes", "overrides"};
 
@@ -167,6 +167,11 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
       }
     }
   }
+  if (root["exec"]) {
+    spec.execs = r.list<std::string>(root["exec"], "exec", "eager or graph");
+    for (const auto& mode : spec.execs)
+      if (mode != "eager" && mode != "graph") r.fail(root["exec"], "exec", "'" + mode + "' is not eager or graph");
+  }
   if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
   if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
   if (root["first_bucket_mb"]) b.first_bucket_mb = r.positive<double>(root["first_bucket_mb"], "first_bucket_mb");
@@ -231,31 +236,33 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
   for (const auto& model : spec.models)
     for (const auto& scaling : spec.scaling)
       for (const auto& dtype : spec.dtypes)
-        for (double bucket : spec.bucket_mb)
-          for (bool overlap : spec.overlap)
-            for (int64_t batch : batch_sizes_for(spec, model)) {
-              std::vector<int> worlds = spec.world_sizes;
-              std::sort(worlds.begin(), worlds.end());
-              if (!ascending) std::reverse(worlds.begin(), worlds.end());
-              ascending = !ascending;
-              for (int world : worlds) {
-                // Overlap and buckets mean nothing without communication: one world-1 config
-                // per (model, scaling, dtype, batch), measured with the first bucket/overlap values.
-                if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front())) continue;
-                SweepConfig c;
-                c.options = spec.base;
-                c.options.model = model;
-                c.options.scaling = scaling;
-                c.options.dtype = dtype;
-                c.options.bucket_mb = bucket;
-                c.options.overlap = overlap;
-                c.options.batch = batch;
-                c.options.world_size = world;
-                apply_overrides(spec, c.options);
-                c.nccl_profile = nccl_profile;
-                configs.push_back(c);
+        for (const auto& exec : spec.execs)
+          for (double bucket : spec.bucket_mb)
+            for (bool overlap : spec.overlap)
+              for (int64_t batch : batch_sizes_for(spec, model)) {
+                std::vector<int> worlds = spec.world_sizes;
+                std::sort(worlds.begin(), worlds.end());
+                if (!ascending) std::reverse(worlds.begin(), worlds.end());
+                ascending = !ascending;
+                for (int world : worlds) {
+                  // Overlap and buckets mean nothing without communication: one world-1 config per
+                  // (model, scaling, dtype, exec, batch), measured with the first bucket/overlap values.
+                  if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front())) continue;
+                  SweepConfig c;
+                  c.options = spec.base;
+                  c.options.model = model;
+                  c.options.scaling = scaling;
+                  c.options.dtype = dtype;
+                  c.options.exec = exec;
+                  c.options.bucket_mb = bucket;
+                  c.options.overlap = overlap;
+                  c.options.batch = batch;
+                  c.options.world_size = world;
+                  apply_overrides(spec, c.options);
+                  c.nccl_profile = nccl_profile;
+                  configs.push_back(c);
+                }
               }
-            }
   return configs;
 }
 

@@ -36,6 +36,7 @@ struct SweepSpec {
   std::vector<double> bucket_mb = {25.0};
   std::vector<bool> overlap = {true};
   std::vector<std::string> dtypes = {"float32"};  // canonical names (canonical_dtype)
+  std::vector<std::string> execs = {"eager"};     // eager | graph
   std::vector<NcclProfile> nccl_profiles;  // empty = the default profile only
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
   std::vector<SpecOverride> overrides;

@@ -26,6 +26,34 @@ std::string canonical_dtype(const std::string& name) {
   throw UsageError("--dtype '" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
 }
 
+bool built_with_cuda_graphs() {
+#ifdef DDPSCALE_CUDA_GRAPHS
+  return true;
+#else
+  return false;
+#endif
+}
+
+// A CUDA graph replays kernels with the arguments they were captured with: everything that
+// changes from step to step must live on the device. LibTorch's own Adam keeps its step
+// count on the host (its bias correction would be frozen at the captured step); the fused
+// Adam's count is a device tensor, and SGD has no count.
+static void validate_exec(const TrainOptions& o, bool on_cuda) {
+  if (o.exec == "eager") return;
+  if (o.exec != "graph") throw UsageError("--exec '" + o.exec + "' is not eager or graph");
+  if (!built_with_cuda_graphs())
+    throw UsageError("--exec graph: this build has no CUDA graph mode (it needs a CUDA build configured with "
+                     "-DDDPSCALE_CUDA_GRAPHS=ON)");
+  if (!on_cuda) throw UsageError("--exec graph captures the step as a CUDA graph: it needs GPUs (--device cuda)");
+  if (o.optimizer == "adam" && o.optimizer_impl == "libtorch")
+    throw UsageError("--exec graph needs an optimizer whose state lives on the GPU: --optimizer sgd, or adam with "
+                     "--optimizer-impl auto or fused (LibTorch's Adam counts its steps on the host)");
+  if (o.data == "host") throw UsageError("--exec graph replays a device-resident batch: use --data device");
+  if (o.warmup < 2)
+    throw UsageError("--exec graph needs --warmup 2 or more: eager steps before the capture (the libraries' "
+                     "workspaces must exist by then) and one replay after it");
+}
+
 void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_cuda) {
   auto positive = [](const char* what, int64_t value) {
     if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
@@ -50,6 +78,7 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.data == "host" && !on_cuda)
     throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");
   canonical_dtype(o.dtype);  // throws UsageError naming the choices
+  validate_exec(o, on_cuda);
   if (o.world_size < 0) throw UsageError("--world-size must not be negative");
   const int world = effective_world_size(o, launched_ranks);
   if (world > launched_ranks)
@@ -74,6 +103,7 @@ ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parame
   p.optimizer = resolved_optimizer(o, on_cuda);
   p.learning_rate = o.lr;
   p.dtype = o.dtype;
+  p.exec = o.exec;
   p.bucket_mb = o.bucket_mb;
   p.overlap = o.overlap;
   p.warmup_steps = o.warmup;

@@ -28,7 +28,12 @@ struct TrainOptions {
   bool phase_timing = true;
   std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
   std::string dtype = "float32";   // float32 | bfloat16 (autocast forward; see mixed_precision.hpp)
+  std::string exec = "eager";      // eager | graph (the whole step as one CUDA graph; see training_session.hpp)
 };
+
+// Whether this build has the CUDA graph step (--exec graph): a CUDA build configured with
+// -DDDPSCALE_CUDA_GRAPHS=ON.
+bool built_with_cuda_graphs();
 
 // "float32" or "bfloat16" for any accepted spelling (float32, fp32; bfloat16, bf16), so a
 // configuration has one name; throws UsageError naming the choices otherwise.

@@ -1,5 +1,6 @@
 #include "training_session.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "gradient_reducer.hpp"
@@ -13,8 +14,35 @@
 
 #include "nccl_communicator.hpp"
 #endif
+#ifdef DDPSCALE_CUDA_GRAPHS
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
 
 namespace ddpscale {
+
+#ifdef DDPSCALE_CUDA_GRAPHS
+// The session's own stream (graphs cannot be captured on the default stream), current for
+// the session's whole life so that warm-up, capture and replays, and the communicator's
+// ordering events, all use it.
+struct CapturedStep {
+  explicit CapturedStep(const torch::Device& device)
+      : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())), current(stream) {}
+  c10::cuda::CUDAStream stream;
+  c10::cuda::CUDAStreamGuard current;
+  at::cuda::CUDAGraph graph;
+  torch::Tensor loss;  // the captured step's loss: overwritten by every replay
+  bool captured = false;
+};
+#else
+struct CapturedStep {
+  bool captured = false;  // never created without CUDA graphs (validate_train_options)
+};
+#endif
+
+#ifdef DDPSCALE_CUDA
+static NcclCommunicator* nccl_of(Communicator* comm) { return comm ? dynamic_cast<NcclCommunicator*>(comm) : nullptr; }
+#endif
 
 ModelOptions model_options_from(const TrainOptions& o) {
   ModelOptions m;
@@ -36,6 +64,9 @@ static void synchronize_device(const torch::Device& device) {
 
 TrainingSession::TrainingSession(const SessionSetup& setup) : setup_(setup) {
   const auto& o = setup_.options;
+#ifdef DDPSCALE_CUDA_GRAPHS
+  if (o.exec == "graph") captured_ = std::make_unique<CapturedStep>(setup_.device);
+#endif
   const uint64_t run_seed = o.seed + static_cast<uint64_t>(setup_.run_index);
   const ModelOptions model_options = model_options_from(o);
 
@@ -66,12 +97,9 @@ TrainingSession::TrainingSession(const SessionSetup& setup) : setup_(setup) {
 #ifdef DDPSCALE_CUDA
   if (setup_.device.is_cuda()) {
     void* compute = c10::cuda::getCurrentCUDAStream(setup_.device.index()).stream();
-    if (setup_.comm) {
-      auto* nccl = dynamic_cast<NcclCommunicator*>(setup_.comm);
-      if (nccl) {
-        nccl->set_compute_stream(compute);
-        comm_stream = nccl->stream();
-      }
+    if (NcclCommunicator* nccl = nccl_of(setup_.comm)) {
+      nccl->set_compute_stream(compute);
+      comm_stream = nccl->stream();
     }
     if (o.phase_timing) clock_ = make_cuda_step_clock(o.steps, compute, comm_stream);
   }
@@ -129,8 +157,13 @@ void TrainingSession::step(int measured_index) {
   StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
   if (clock_) clock_->select_step(measured_index);
   const NvtxRange step_range(measured_index >= 0 ? "step" : "warm-up step");
+  auto loss = step_body(clock, measured_index == 0);
+  if (measured_index >= 0) losses_.push_back(loss.detach());
+}
+
+torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_step) {
   // Only marks that bound a non-empty phase (see step_clock.hpp): each costs host time.
-  if (clock && measured_index == 0) clock->mark(Mark::step_start);
+  if (clock && first_measured_step) clock->mark(Mark::step_start);
   if (host_inputs_.defined()) {
     const NvtxRange range("data");
     inputs_.copy_(host_inputs_, /*non_blocking=*/true);
@@ -159,23 +192,86 @@ void TrainingSession::step(int measured_index) {
     zero_gradients();
     if (clock) clock->mark(Mark::step_end);
   }
-  if (measured_index >= 0) losses_.push_back(loss.detach());
+  return loss;
+}
+
+// Captures one step as a CUDA graph. Capture records work without running it, so the model
+// is exactly where the warm-up left it. ThreadLocal capture mode: the other threads (NVML
+// sampler, and autograd's device thread, which issues backward onto the captured stream)
+// may go on calling CUDA.
+void TrainingSession::capture_step() {
+#ifdef DDPSCALE_CUDA_GRAPHS
+  synchronize_device(setup_.device);
+  NcclCommunicator* nccl = nccl_of(setup_.comm);
+  if (nccl) nccl->pause_stall_watchdog();
+  if (clock_) clock_->select_step(-1);  // the reducer's communication marks stay out of the graph
+  captured_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+  captured_->loss = step_body(nullptr, false);
+  captured_->graph.capture_end();
+  captured_->captured = true;
+  if (nccl) nccl->watch_stream(captured_->stream.stream());  // the graph's collectives run there
+#endif
+}
+
+void TrainingSession::replay_step(int measured_index) {
+#ifdef DDPSCALE_CUDA_GRAPHS
+  StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
+  if (clock_) clock_->select_step(measured_index);
+  const NvtxRange step_range(measured_index >= 0 ? "step (graph)" : "warm-up step (graph)");
+  if (clock && measured_index == 0) clock->mark(Mark::step_start);
+  captured_->graph.replay();
+  if (clock) clock->mark(Mark::step_end);
+  // The captured loss is overwritten by the next replay: keep a copy.
+  if (measured_index >= 0) losses_.push_back(captured_->loss.detach().clone());
+#else
+  (void)measured_index;
+#endif
+}
+
+// Inside a graph the phases are not split: only the step's total is kept.
+static void keep_step_time_only(RankTimings& timings) {
+  for (int p = 0; p < kPhaseCount; ++p)
+    if (static_cast<Phase>(p) != Phase::step)
+      std::fill(timings.phase_us[static_cast<size_t>(p)].begin(), timings.phase_us[static_cast<size_t>(p)].end(), 0.0f);
 }
 
 void TrainingSession::train_steps(int steps) {
-  for (int s = 0; s < steps; ++s) step(-1);
+  for (int s = 0; s < steps; ++s) {
+    if (!captured_) {
+      step(-1);
+    } else if (s == 0 && !captured_->captured) {
+      step(-1);  // the warm-up the capture needs; counts as the first step
+      capture_step();
+    } else {
+      replay_step(-1);
+    }
+  }
   synchronize_device(setup_.device);
 }
 
 void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
   const auto& o = setup_.options;
-  for (int s = 0; s < o.warmup; ++s) step(-1);
+  if (captured_) {
+    // Eager steps first (cuBLAS workspaces, optimizer state and the allocator's blocks must
+    // exist before capture), then the capture, then one replay: the first launch of a graph
+    // also uploads it to the device, which the measured steps should not pay.
+    for (int s = 0; s + 1 < o.warmup; ++s) step(-1);
+    capture_step();
+    replay_step(-1);
+  } else {
+    for (int s = 0; s < o.warmup; ++s) step(-1);
+  }
   synchronize_device(setup_.device);
   if (setup_.comm) setup_.comm->barrier();
   losses_.clear();
   if (setup_.sampler) setup_.sampler->start();
   const auto start = std::chrono::steady_clock::now();
-  for (int s = 0; s < o.steps; ++s) step(s);
+  for (int s = 0; s < o.steps; ++s) {
+    if (captured_)
+      replay_step(s);
+    else
+      step(s);
+  }
   synchronize_device(setup_.device);
   timings.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (setup_.sampler) {
@@ -187,6 +283,7 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
     }
   }
   if (clock_) clock_->read(o.steps, timings);
+  if (clock_ && captured_) keep_step_time_only(timings);
   const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
   losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());
 }

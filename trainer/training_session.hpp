@@ -1,5 +1,12 @@
 // One run: a freshly initialised model, its optimizer, its data and (world size > 1)
 // its gradient reducer; warm-up steps, then measured steps with every phase timed.
+//
+// --exec graph: after the warm-up (eager, on the session's own stream), one whole step
+// (forward, backward with the bucketed NCCL allreduces, optimizer, zeroing the gradients) is
+// captured as a CUDA graph and every measured step replays it. The batch is already
+// device-resident and static; dropout draws new masks each replay (the graph advances
+// LibTorch's CUDA generator); the fused Adam keeps its step count on the device. Only the
+// whole step is timed: the phases inside the graph are not split (stored as 0).
 #pragma once
 #include <torch/torch.h>
 
@@ -18,6 +25,7 @@ namespace ddpscale {
 class GradientReducer;
 class OptimizerStep;
 class StepClock;
+struct CapturedStep;  // --exec graph (CUDA graph builds only)
 
 struct SessionSetup {
   TrainOptions options;
@@ -48,6 +56,10 @@ class TrainingSession {
 
  private:
   void step(int measured_index);
+  // The step's work; returns the loss. Also what --exec graph captures.
+  torch::Tensor step_body(StepClock* clock, bool first_measured_step);
+  void capture_step();
+  void replay_step(int measured_index);
   void zero_gradients();
   void use_flat_gradients();
 
@@ -60,6 +72,7 @@ class TrainingSession {
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
   torch::Tensor host_inputs_;       // pinned copy for --data host
   std::vector<torch::Tensor> losses_;
+  std::unique_ptr<CapturedStep> captured_;  // --exec graph; declared last, destroyed first
 };
 
 ModelOptions model_options_from(const TrainOptions& options);
