@@ -6,7 +6,8 @@
 #   bash scripts/gpu-campaign.sh --status                            # progress, logs to $OUT
 # Steps, in order, each skipped once its marker says done: build and GPU tests, the
 # allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, ddpscale
-# against PyTorch DDP, the seed study, the threshold study, float32 against bfloat16. CAMPAIGN_SKIP="03-reference ..."
+# against PyTorch DDP, the seed study, the threshold study, float32 against bfloat16, eager
+# against CUDA graphs (a second build with -DDDPSCALE_CUDA_GRAPHS=ON). CAMPAIGN_SKIP="03-reference ..."
 # leaves out steps already measured, to spend a short device session on the rest.
 # Studies are packed into $CAMPAIGN_DIR/*.tar.gz after each step so a cut-off campaign
 # still brings back what it measured.
@@ -71,4 +72,6 @@ step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" bash "$D
 step 04-seed-study sweep experiments/seed-study.yaml seed-study
 step 05-thresholds sweep experiments/thresholds.yaml thresholds
 step 06-precision sweep experiments/precision.yaml precision
+step 07-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUILD_DIR="$BUILD_DIR-graphs" \
+  bash "$DDPSCALE_ROOT/scripts/gpu-graphs.sh"
 log "campaign finished"

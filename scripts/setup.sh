@@ -42,6 +42,9 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 extra=()
 [ "$DDPSCALE_MODE" = gpu ] && extra=(-DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}")
+# More cache settings, e.g. DDPSCALE_CMAKE_ARGS="-DDDPSCALE_CUDA_GRAPHS=ON".
+read -r -a more_args <<<"${DDPSCALE_CMAKE_ARGS:-}"
+extra+=("${more_args[@]}")
 log "configuring $BUILD_DIR ($DDPSCALE_MODE build)"
 cmake -S "$DDPSCALE_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >"$BUILD_DIR.configure.log" 2>&1 ||
   { cat "$BUILD_DIR.configure.log"; exit 1; }

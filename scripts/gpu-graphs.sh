@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# On the GPU machine: --exec graph, which is built only with -DDDPSCALE_CUDA_GRAPHS=ON.
+# Builds that into its own folder, runs the GPU tests there (GraphMode.* in test_ddp_gpu
+# among them), then measures eager against graph on the reference grid
+# (experiments/exec-modes.yaml) and PyTorch's DDP beside them in the same session.
+# Writes logs to ${OUT:-bench-out}/; the study goes to ${STUDIES:-studies}/exec-modes.
+export BUILD_DIR="${GRAPHS_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-gpu-graphs}"
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+[ "$DDPSCALE_MODE" = gpu ] || { log "this script needs the GPU machine"; exit 1; }
+out="${OUT:-$DDPSCALE_ROOT/bench-out}"
+mkdir -p "$out"
+
+DDPSCALE_CMAKE_ARGS="-DDDPSCALE_CUDA_GRAPHS=ON" bash "$DDPSCALE_ROOT/scripts/setup.sh"
+log "GPU tests of the CUDA-graph build"
+(cd "$BUILD_DIR" && ctest -L gpu --output-on-failure --timeout 900) 2>&1 | tee "$out/graphs-gpu-tests.txt"
+
+log "eager against graph: experiments/exec-modes.yaml"
+"${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep experiments/exec-modes.yaml \
+  --out "${STUDIES:-$DDPSCALE_ROOT/studies}/exec-modes" --resume 2>&1 | tee "$out/exec-modes-sweep.txt"
+
+log "PyTorch DDP beside it: 1 GPU, then 2"
+python3 experiments/pytorch_ddp_reference.py 2>&1 | tee "$out/graphs-pytorch-1gpu.jsonl"
+python3 -m torch.distributed.run --standalone --nproc_per_node 2 experiments/pytorch_ddp_reference.py \
+  2>&1 | grep '^{' | tee "$out/graphs-pytorch-2gpu.jsonl"
