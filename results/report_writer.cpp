@@ -174,7 +174,7 @@ class ReportBuilder {
       items.push_back(item + ".");
     }
     if (!items.empty()) doc_.bullets(items);
-    for (const auto& [world, be] : a_.break_even) doc_.paragraph(break_even_sentence(world, be));
+    for (const auto& [group, be] : a_.break_even) doc_.paragraph(break_even_sentence(group, be));
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
       failed += c.runs_failed;
@@ -185,10 +185,10 @@ class ReportBuilder {
                    " success rate); failed runs are listed in section 9 and excluded from every statistic.");
   }
 
-  std::string break_even_sentence(int world, const BreakEven& be) const {
-    std::string s = "Break-even model size for " + std::to_string(world) + " ranks (speedup 1.0 on a least-squares "
+  std::string break_even_sentence(const ThresholdGroup& group, const BreakEven& be) const {
+    std::string s = "Break-even model size for " + group.label() + " (speedup 1.0 on a least-squares "
                     "line of speedup against log10 parameters, " + std::to_string(be.configs) + " configurations): ";
-    if (!be.found) return s + "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(world);
+    if (!be.found) return s + "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(group);
     s += "**" + parameters_text(be.parameters) + " parameters**";
     if (be.ci.valid())
       s += ", 95% bootstrap CI " + parameters_text(be.ci.low) + " to " + parameters_text(be.ci.high);
@@ -200,12 +200,12 @@ class ReportBuilder {
 
   // Without a crossing, what the measurements do say: every size paid off (the break-even
   // lies below the smallest model measured), or none did (above the largest).
-  std::string range_verdict(int world) const {
+  std::string range_verdict(const ThresholdGroup& group) const {
     int compared = 0, paid = 0;
     double smallest = kNaN, largest = kNaN;
     for (const Comparison& c : a_.comparisons) {
       const ConfigParams& p = cfg(c.n_gpu).params;
-      if (p.world_size != world) continue;
+      if (!group.contains(p)) continue;
       ++compared;
       paid += c.paid_off;
       const double n = static_cast<double>(p.parameters);
@@ -500,8 +500,8 @@ class ReportBuilder {
                    "significant (Welch p < 0.05). Each row counts the compared configurations whose model lies in "
                    "the parameter range; the share's interval is Wilson's 95% score interval. Ranges without a "
                    "measurement say so.");
-    for (const auto& [world, rows] : a_.thresholds) {
-      doc_.heading(std::to_string(world) + " ranks against 1", 3);
+    for (const auto& [group, rows] : a_.thresholds) {
+      doc_.heading(group.label() + " against 1", 3);
       ReportTable t;
       t.header = {"parameter range", "multi-GPU benefit", "confidence", "models measured"};
       for (const ThresholdRow& r : rows) {
@@ -513,18 +513,18 @@ class ReportBuilder {
         t.rows.push_back({r.range.label, benefit, r.measured ? r.confidence : "n/a", models.empty() ? "none" : models});
       }
       doc_.table(t);
-      doc_.paragraph(break_even_sentence(world, a_.break_even.at(world)));
-      pays_off_matrix(world);
-      speedup_plot(world);
+      doc_.paragraph(break_even_sentence(group, a_.break_even.at(group)));
+      pays_off_matrix(group);
+      speedup_plot(group);
     }
   }
 
-  void pays_off_matrix(int world) {
+  void pays_off_matrix(const ThresholdGroup& group) {
     std::set<int64_t> batches;
     std::map<std::string, std::map<int64_t, std::string>> cells;
     for (const Comparison& c : a_.comparisons) {
       const ConfigParams& p = cfg(c.n_gpu).params;
-      if (p.world_size != world) continue;
+      if (!group.contains(p)) continue;
       batches.insert(p.batch_per_rank);
       std::string& cell = cells[p.model][p.batch_per_rank];
       cell += (cell.empty() ? "" : "; ") + std::string(c.paid_off ? "**yes** " : "no ") +
@@ -545,11 +545,11 @@ class ReportBuilder {
     doc_.table(t);
   }
 
-  void speedup_plot(int world) {
+  void speedup_plot(const ThresholdGroup& group) {
     std::map<int64_t, PlotSeries> by_batch;
     for (const Comparison& c : a_.comparisons) {
       const ConfigParams& p = cfg(c.n_gpu).params;
-      if (p.world_size != world || !std::isfinite(c.speedup.speedup)) continue;
+      if (!group.contains(p) || !std::isfinite(c.speedup.speedup)) continue;
       PlotSeries& s = by_batch[p.batch_per_rank];
       s.label = "batch " + std::to_string(p.batch_per_rank);
       s.x.push_back(static_cast<double>(p.parameters));
@@ -558,8 +558,8 @@ class ReportBuilder {
       s.y_high.push_back(c.speedup.speedup_ci.valid() ? c.speedup.speedup_ci.high : c.speedup.speedup);
     }
     LinePlot plot;
-    plot.name = "speedup_vs_parameters_w" + std::to_string(world);
-    plot.title = "Speedup of " + std::to_string(world) + " ranks over 1 against model size";
+    plot.name = "speedup_vs_parameters_" + group.stem();
+    plot.title = "Speedup of " + group.label() + " over 1 against model size";
     plot.x_label = "parameters";
     plot.y_label = "speedup (95% bootstrap CI)";
     plot.log_x = true;
@@ -569,7 +569,7 @@ class ReportBuilder {
       sort_by_x(s);
       plot.series.push_back(s);
     }
-    add_figure(plot, "Speedup of " + std::to_string(world) + " ranks over 1 against parameters (log scale); above "
+    add_figure(plot, "Speedup of " + group.label() + " over 1 against parameters (log scale); above "
                      "the dashed line at 1.0 more ranks are faster");
   }
 

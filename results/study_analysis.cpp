@@ -116,7 +116,7 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
   }
   analysis.world_sizes.assign(worlds.begin(), worlds.end());
 
-  std::map<int, std::vector<ConfigSpeedup>> speedups_by_world;
+  std::map<ThresholdGroup, std::vector<ConfigSpeedup>> speedups_by_group;
   for (size_t i = 0; i < analysis.configs.size(); ++i) {
     const ConfigSummary& n_gpu = analysis.configs[i];
     if (n_gpu.params.world_size == 1) continue;
@@ -134,13 +134,27 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
     if (analysis.configs[twin->second].throughput.n < 2 || n_gpu.throughput.n < 2) comparison.speedup.speedup_ci = {};
     comparison.paid_off = pays_off(comparison.speedup);
     analysis.comparisons.push_back(comparison);
-    speedups_by_world[n_gpu.params.world_size].push_back(comparison.speedup);
+    speedups_by_group[ThresholdGroup::of(n_gpu.params)].push_back(comparison.speedup);
   }
-  for (const auto& [world, speedups] : speedups_by_world) {
-    analysis.break_even[world] = estimate_break_even(speedups, world, bootstrap);
-    analysis.thresholds[world] = threshold_table(speedups, world);
+  for (const auto& [group, speedups] : speedups_by_group) {
+    analysis.break_even[group] = estimate_break_even(speedups, group.world_size, bootstrap);
+    analysis.thresholds[group] = threshold_table(speedups, group.world_size);
   }
   return analysis;
+}
+
+std::string ThresholdGroup::label() const {
+  std::string text = std::to_string(world_size) + " ranks";
+  if (exec != "eager") text += ", exec " + exec;
+  if (dtype != "float32") text += ", " + dtype;
+  return text;
+}
+
+std::string ThresholdGroup::stem() const {
+  std::string text = "w" + std::to_string(world_size);
+  if (exec != "eager") text += "_" + exec;
+  if (dtype != "float32") text += "_" + dtype;
+  return text;
 }
 
 }  // namespace ddpscale

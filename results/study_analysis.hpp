@@ -48,12 +48,31 @@ struct Comparison {
   bool paid_off = false;
 };
 
+// What a parameter threshold is fitted over: comparisons at one rank count, in one
+// execution mode and precision. Mixing them would blur exactly what they change: CUDA
+// graphs and bf16 move the break-even (the question of the exec-modes and precision specs).
+struct ThresholdGroup {
+  int world_size = 2;
+  std::string exec = "eager";
+  std::string dtype = "float32";
+
+  static ThresholdGroup of(const ConfigParams& params) { return {params.world_size, params.exec, params.dtype}; }
+  bool contains(const ConfigParams& params) const { return !(of(params) < *this) && !(*this < of(params)); }
+  bool operator<(const ThresholdGroup& other) const {
+    return std::tie(world_size, exec, dtype) < std::tie(other.world_size, other.exec, other.dtype);
+  }
+  // "2 ranks", or "2 ranks, exec graph, bfloat16" where they differ from the defaults.
+  std::string label() const;
+  // A file-name-safe suffix: "w2", "w2_graph_bfloat16".
+  std::string stem() const;
+};
+
 struct StudyAnalysis {
   std::vector<ConfigSummary> configs;     // sorted: model, scaling, profile, batch, world size
   std::vector<Comparison> comparisons;    // same order as their N-GPU configuration
   std::vector<size_t> unmatched;          // N-GPU configurations without a 1-GPU twin
-  std::map<int, BreakEven> break_even;    // by world size (> 1)
-  std::map<int, std::vector<ThresholdRow>> thresholds;  // by world size (> 1)
+  std::map<ThresholdGroup, BreakEven> break_even;                  // world size > 1
+  std::map<ThresholdGroup, std::vector<ThresholdRow>> thresholds;  // world size > 1
   std::vector<std::string> models;        // distinct, in order of parameter count
   std::vector<int> world_sizes;           // distinct, ascending
   std::vector<std::string> nccl_profiles; // distinct, first seen

@@ -158,9 +158,11 @@ std::string summary_json(const StudyAnalysis& analysis) {
   }
   json.end_array();
   json.key("break_even").begin_array();
-  for (const auto& [world, be] : analysis.break_even) {
+  for (const auto& [group, be] : analysis.break_even) {
     json.begin_object()
-        .field("world_size", world)
+        .field("world_size", group.world_size)
+        .field("exec", group.exec)
+        .field("dtype", group.dtype)
         .field("configurations", static_cast<int64_t>(be.configs))
         .field("found", be.found)
         .field("parameters", be.parameters)

@@ -328,6 +328,51 @@ TEST(TwinMatching, BucketAndOverlapVariantsAllShareTheOneRankConfig) {
   EXPECT_TRUE(a.unmatched.empty());
 }
 
+// Eager and graph (or float32 and bf16) comparisons get their own threshold tables and
+// break-even fits: pooling them would average away the shift the comparison is about.
+TEST(Thresholds, EachExecutionModeAndPrecisionIsFittedOnItsOwn) {
+  std::vector<ConfigRecord> configs;
+  for (const char* exec : {"eager", "graph"})
+    for (int world : {1, 2}) {
+      ConfigRecord c = make_config("mlp", 1000, 32, world, world == 1 ? kOneRank : kTwoRanks);
+      c.params.exec = exec;
+      c.id += std::string("_") + exec;
+      configs.push_back(c);
+    }
+  ConfigRecord bf16_one = make_config("mlp", 1000, 32, 1, kOneRank), bf16_two = make_config("mlp", 1000, 32, 2, kTwoRanks);
+  for (ConfigRecord* c : {&bf16_one, &bf16_two}) {
+    c->params.dtype = "bfloat16";
+    c->id += "_bf16";
+    configs.push_back(*c);
+  }
+  const StudyAnalysis a = analyze_study(configs);
+  ASSERT_EQ(a.comparisons.size(), 3u);
+  const ThresholdGroup eager{2, "eager", "float32"}, graph{2, "graph", "float32"}, bf16{2, "eager", "bfloat16"};
+  ASSERT_EQ(a.thresholds.size(), 3u);
+  for (const ThresholdGroup& g : {eager, graph, bf16}) {
+    ASSERT_EQ(a.break_even.count(g), 1u) << g.label();
+    EXPECT_EQ(a.break_even.at(g).configs, 1u) << g.label();  // one comparison each, not three pooled
+  }
+  EXPECT_EQ(eager.label(), "2 ranks");
+  EXPECT_EQ(graph.label(), "2 ranks, exec graph");
+  EXPECT_EQ(bf16.label(), "2 ranks, bfloat16");
+  EXPECT_EQ(eager.stem(), "w2");
+  EXPECT_EQ((ThresholdGroup{2, "graph", "bfloat16"}).stem(), "w2_graph_bfloat16");
+
+  TempDir out;
+  ReportOptions options;
+  options.out_dir = out.path().string();
+  options.plots = false;
+  write_report(in_memory_study(configs), a, options);
+  const std::string md = read_text(out.path() / "report.md");
+  for (const char* heading : {"### 2 ranks against 1\n", "### 2 ranks, exec graph against 1\n",
+                              "### 2 ranks, bfloat16 against 1\n"})
+    EXPECT_TRUE(contains(md, heading)) << heading;
+  EXPECT_TRUE(contains(md, "Break-even model size for 2 ranks, exec graph (")) << md;
+  const std::string json = read_text(out.path() / "summary.json");
+  EXPECT_TRUE(contains(json, "\"exec\": \"graph\"")) << json;
+}
+
 TEST(TwinMatching, NRankConfigWithoutTwinIsUnmatched) {
   const ConfigRecord one = make_config("mlp", 1000, 32, 1, kOneRank);
   const ConfigRecord two = make_config("mlp", 1000, 32, 2, kTwoRanks);
@@ -342,8 +387,8 @@ TEST(TwinMatching, NRankConfigWithoutTwinIsUnmatched) {
   EXPECT_EQ(a.world_sizes, (std::vector<int>{1, 2, 4}));
   // Thresholds and break-even only for world sizes that were compared.
   EXPECT_EQ(a.break_even.size(), 1u);
-  EXPECT_EQ(a.break_even.count(2), 1u);
-  EXPECT_EQ(a.thresholds.count(4), 0u);
+  EXPECT_EQ(a.break_even.count(ThresholdGroup{2, "eager", "float32"}), 1u);
+  EXPECT_EQ(a.thresholds.count(ThresholdGroup{4, "eager", "float32"}), 0u);
   // Sorted by parameter count: mlp (1,000) before cnn (5,000).
   EXPECT_EQ(a.models, (std::vector<std::string>{"mlp", "cnn"}));
 }
