@@ -428,6 +428,45 @@ class ReportBuilder {
       doc_.table(t);
       add_figure(bars, model + ": median ms per step by phase (data, forward, backward, exposed allreduce, optimizer)");
     }
+    eager_against_graph();
+  }
+
+  // Each configuration run as one CUDA graph beside the same configuration run op by op.
+  // The graph's step is what is left once the host no longer issues every kernel: eager /
+  // graph is how many times over that floor the ordinary loop's step is.
+  void eager_against_graph() {
+    auto same_but_exec = [](ConfigParams p) {
+      p.exec = "eager";
+      return twin_key(p) + "|" + std::to_string(p.world_size) + "|" + round_trip_text(p.bucket_mb) + "|" +
+             (p.overlap ? "overlap" : "sequential");
+    };
+    std::map<std::string, size_t> eager_index;
+    for (size_t i = 0; i < a_.configs.size(); ++i)
+      if (a_.configs[i].params.exec == "eager") eager_index[same_but_exec(a_.configs[i].params)] = i;
+    ReportTable t;
+    t.header = {"model", "batch/rank", "ranks", "eager step (ms)", "graph step (ms)", "eager / graph",
+                "graph samples/s over eager"};
+    t.right_aligned.assign(t.header.size(), true);
+    t.right_aligned[0] = false;
+    for (const ConfigSummary& graph : a_.configs) {
+      if (graph.params.exec != "graph") continue;
+      const auto twin = eager_index.find(same_but_exec(graph.params));
+      if (twin == eager_index.end()) continue;
+      const ConfigSummary& eager = a_.configs[twin->second];
+      const double eager_step = eager.phase_us[size_t(Phase::step)].mean;
+      const double graph_step = graph.phase_us[size_t(Phase::step)].mean;
+      t.rows.push_back({graph.params.model, std::to_string(graph.params.batch_per_rank),
+                        std::to_string(graph.params.world_size), fixed_ms(eager_step), fixed_ms(graph_step),
+                        format_number(eager_step / graph_step, 3) + "x",
+                        format_number(graph.throughput.mean / eager.throughput.mean, 3) + "x"});
+    }
+    if (t.rows.empty()) return;
+    doc_.heading("Eager against CUDA graph", 3);
+    doc_.paragraph("The same configurations run op by op (eager) and as one CUDA graph per step (exec graph), "
+                   "step time as the mean over runs of each run's median step. The graph removes the host's "
+                   "per-kernel launch work, so its step is the floor for this model on this machine, and eager / "
+                   "graph says how many times over that floor ordinary training runs.");
+    doc_.table(t);
   }
 
   // Milliseconds with three decimals (a microsecond): phases span 0.005 ms to seconds, and

@@ -587,6 +587,42 @@ TEST(ReportFiles, GraphModePhasesAreNotSplit) {
   EXPECT_EQ(count_of(eager_row, "not split"), 0u) << eager_row;
 }
 
+// The eager/graph table pairs each graph configuration with its eager twin. Eager steps
+// are 1000 + 10 s + 5 r us (median over ranks' slowest: 1020 us); the graph's are a quarter.
+TEST(ReportFiles, EagerAgainstGraphComparesStepsAndThroughput) {
+  TempDir out;
+  ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
+  ConfigRecord graph = make_config("mlp", 1000, 8, 2, {350, 350, 350});
+  graph.params.exec = "graph";
+  graph.id += "_graph";
+  for (RunRecord& run : graph.runs)
+    for (RankTimings& rank : run.ranks)
+      for (float& us : rank.phase_us[static_cast<size_t>(Phase::step)]) us /= 4;
+  ConfigRecord unpaired = make_config("mlp", 1000, 16, 2, {300, 300, 300});
+  unpaired.params.exec = "graph";
+  unpaired.id += "_graph";
+  const LoadedStudy study = in_memory_study({eager, graph, unpaired});
+  ReportOptions options;
+  options.out_dir = out.path().string();
+  options.plots = false;
+  write_report(study, analyze_study(study.configs), options);
+  const std::string md = read_text(out.path() / "report.md");
+  EXPECT_TRUE(contains(md, "### Eager against CUDA graph\n")) << md;
+  EXPECT_TRUE(contains(md, "| mlp | 8 | 2 | 1.020 | 0.255 | 4.00x | 3.50x |")) << md;
+  EXPECT_FALSE(contains(md, "| mlp | 16 | 2 | ")) << md;  // no eager twin, no row
+}
+
+TEST(ReportFiles, NoEagerAgainstGraphTableWithoutGraphRuns) {
+  TempDir out;
+  const LoadedStudy study = in_memory_study({make_config("mlp", 1000, 8, 1, {100, 101}),
+                                             make_config("mlp", 1000, 8, 2, {180, 181})});
+  ReportOptions options;
+  options.out_dir = out.path().string();
+  options.plots = false;
+  write_report(study, analyze_study(study.configs), options);
+  EXPECT_FALSE(contains(read_text(out.path() / "report.md"), "Eager against CUDA graph"));
+}
+
 TEST(ReportFiles, OneSuccessfulRunHasNoIntervalAndFailedRunsAreCountedAndListed) {
   TempDir out;
   ConfigRecord solo = make_config("mlp", 1000, 8, 1, {100});
