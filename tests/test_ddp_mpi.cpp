@@ -229,7 +229,9 @@ SessionSetup two_rank_setup(const TrainOptions& options, Communicator* comm) {
 }
 
 // --exec graph replays the same kernels, NCCL allreduces included, so after K steps with
-// dropout off it must hold the parameters eager training holds (the 1e-5, fp32).
+// dropout off it must hold the parameters eager training holds: the 1e-5 (fp32)
+// with SGD. Adam gets 1e-4: should cuBLAS pick another algorithm inside the capture, Adam
+// turns float32 rounding into ~lr * 1e-2 (the argument of DdpEquivalence.AdamToo).
 TEST(GraphMode, SameParametersAsEagerAfterKSteps) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();
@@ -247,7 +249,7 @@ TEST(GraphMode, SameParametersAsEagerAfterKSteps) {
     double worst = 0;
     for (size_t i = 0; i < a.size(); ++i)
       worst = std::max(worst, (a[i] - b[i]).abs().max().item<double>() / std::max(b[i].abs().max().item<double>(), 1e-12));
-    EXPECT_LT(worst, 1e-5) << optimizer;
+    EXPECT_LT(worst, options.optimizer == "adam" ? 1e-4 : 1e-5) << optimizer;
     TrainingSession untouched(two_rank_setup(options, comm.get()));
     EXPECT_GT((a[0] - untouched.parameters()[0]).abs().max().item<double>(), 1e-6) << optimizer;  // it trained
   }
