@@ -17,6 +17,7 @@
 #ifdef DDPSCALE_CUDA_GRAPHS
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <torch/version.h>
 #endif
 
 namespace ddpscale {
@@ -205,7 +206,11 @@ void TrainingSession::capture_step() {
   NcclCommunicator* nccl = nccl_of(setup_.comm);
   if (nccl) nccl->pause_stall_watchdog();
   if (clock_) clock_->select_step(-1);  // the reducer's communication marks stay out of the graph
+#if TORCH_VERSION_MAJOR >= 2
   captured_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
+  captured_->graph.capture_begin();  // LibTorch 1.x: global capture mode only
+#endif
   captured_->loss = step_body(nullptr, false);
   captured_->graph.capture_end();
   captured_->captured = true;
