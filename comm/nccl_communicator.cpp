@@ -176,17 +176,28 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
       if (state != cudaErrorNotReady) DDPSCALE_CUDA_CHECK(state);
       return state == cudaSuccess;
     };
-    probe.async_error = [this] {
-      ncclResult_t async_error = ncclSuccess;
-      DDPSCALE_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
-      if (async_error == ncclSuccess || async_error == ncclInProgress) return std::string();
-      return std::string("NCCL async error: ") + ncclGetErrorString(async_error);
-    };
+    probe.async_error = [this] { return async_error_text(); };
     stall_watchdog_ = std::make_unique<StallWatchdog>(
         std::move(probe), std::chrono::duration_cast<std::chrono::milliseconds>(comm_timeout()),
         std::chrono::milliseconds(100), [](const std::string& why) {
           fatal_error("NCCL collective (stall watchdog)", why, __FILE__, __LINE__);
         });
+  }
+
+  // "" while the communicator is healthy, else "NCCL async error: <what NCCL says>".
+  std::string async_error_text() {
+    ncclResult_t async_error = ncclSuccess;
+    DDPSCALE_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
+    if (async_error == ncclSuccess || async_error == ncclInProgress) return std::string();
+    return std::string("NCCL async error: ") + ncclGetErrorString(async_error);
+  }
+
+  // The watchdog first: it must not query a communicator being aborted.
+  [[noreturn]] void abort_communicator(const char* what, const std::string& why) {
+    stall_watchdog_.reset();
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
+    fatal_error(what, why, __FILE__, __LINE__);
   }
 
   // Polls instead of cudaStreamSynchronize so a lost peer becomes an error naming the
@@ -197,21 +208,11 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
       const cudaError_t state = cudaStreamQuery(stream_);
       if (state == cudaSuccess) return;
       if (state != cudaErrorNotReady) DDPSCALE_CUDA_CHECK(state);
-      ncclResult_t async_error = ncclSuccess;
-      DDPSCALE_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
-      if (async_error != ncclSuccess && async_error != ncclInProgress) {
-        stall_watchdog_.reset();
-        ncclCommAbort(comm_);
-        comm_ = nullptr;
-        fatal_error(what, std::string("NCCL async error: ") + ncclGetErrorString(async_error), __FILE__, __LINE__);
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        stall_watchdog_.reset();
-        ncclCommAbort(comm_);
-        comm_ = nullptr;
-        fatal_error(what, "no completion within --comm-timeout (" + std::to_string(comm_timeout().count()) +
-                              " s): a peer rank is probably gone or stuck", __FILE__, __LINE__);
-      }
+      const std::string async_error = async_error_text();
+      if (!async_error.empty()) abort_communicator(what, async_error);
+      if (std::chrono::steady_clock::now() > deadline)
+        abort_communicator(what, "no completion within --comm-timeout (" + std::to_string(comm_timeout().count()) +
+                                     " s): a peer rank is probably gone or stuck");
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
