@@ -31,13 +31,22 @@ void phases_from_marks(const double m[kMarkCount], double comm_start_us, double 
   phase_us[static_cast<int>(Phase::step)] = span(Mark::step_start, Mark::step_end);
 }
 
+void store_step_phases(double marks_us[kMarkCount], double& previous_step_end_us, double comm_start_us,
+                       double comm_end_us, bool has_comm, size_t step, RankTimings& timings) {
+  fill_unrecorded_marks(marks_us, previous_step_end_us);
+  previous_step_end_us = marks_us[static_cast<int>(Mark::step_end)];
+  float phases[kPhaseCount];
+  phases_from_marks(marks_us, comm_start_us, comm_end_us, has_comm, phases);
+  for (int p = 0; p < kPhaseCount; ++p) timings.phase_us[static_cast<size_t>(p)][step] = phases[p];
+}
+
 namespace {
 
 class HostStepClock final : public StepClock {
  public:
   explicit HostStepClock(int steps)
-      : marks_(static_cast<size_t>(steps) * kMarkCount, std::numeric_limits<double>::quiet_NaN()), comm_(static_cast<size_t>(steps) * 2, 0.0),
-        has_comm_(static_cast<size_t>(steps), false) {}
+      : marks_(static_cast<size_t>(steps) * kMarkCount, std::numeric_limits<double>::quiet_NaN()),
+        comm_(static_cast<size_t>(steps) * 2, 0.0), has_comm_(static_cast<size_t>(steps), false) {}
 
   void select_step(int step) override { step_ = step; }
   void mark(Mark mark) override {
@@ -54,15 +63,9 @@ class HostStepClock final : public StepClock {
   void read(int steps, RankTimings& timings) override {
     for (auto& series : timings.phase_us) series.assign(static_cast<size_t>(steps), 0.0f);
     double previous_step_end = std::numeric_limits<double>::quiet_NaN();
-    for (int s = 0; s < steps; ++s) {
-      float phases[kPhaseCount];
-      const size_t i = static_cast<size_t>(s);
-      double* marks = &marks_[i * kMarkCount];
-      fill_unrecorded_marks(marks, previous_step_end);
-      previous_step_end = marks[static_cast<int>(Mark::step_end)];
-      phases_from_marks(marks, comm_[i * 2], comm_[i * 2 + 1], has_comm_[i], phases);
-      for (int p = 0; p < kPhaseCount; ++p) timings.phase_us[static_cast<size_t>(p)][i] = phases[p];
-    }
+    for (size_t i = 0; i < static_cast<size_t>(steps); ++i)
+      store_step_phases(&marks_[i * kMarkCount], previous_step_end, comm_[i * 2], comm_[i * 2 + 1], has_comm_[i], i,
+                        timings);
   }
 
  private:

@@ -52,4 +52,10 @@ void fill_unrecorded_marks(double marks_us[kMarkCount], double previous_step_end
 void phases_from_marks(const double marks_us[kMarkCount], double comm_start_us, double comm_end_us, bool has_comm,
                        float phase_us[kPhaseCount]);
 
+// What both clocks' read() does per step: fills the step's unrecorded marks, stores its
+// phases in timings.phase_us[*][step] (already sized), and advances previous_step_end_us
+// (NaN before the first step) to this step's end.
+void store_step_phases(double marks_us[kMarkCount], double& previous_step_end_us, double comm_start_us,
+                       double comm_end_us, bool has_comm, size_t step, RankTimings& timings);
+
 }  // namespace ddpscale

@@ -67,13 +67,9 @@ class CudaStepClock final : public StepClock {
         const size_t k = i * kMarkCount + static_cast<size_t>(m);
         marks_us[m] = recorded_[k] ? since(origin, marks_[k].get()) : std::numeric_limits<double>::quiet_NaN();
       }
-      fill_unrecorded_marks(marks_us, previous_step_end);
-      previous_step_end = marks_us[static_cast<int>(Mark::step_end)];
       const double start = has_comm_[i] ? since(origin, comm_marks_[i * 2].get()) : 0.0;
       const double end = has_comm_[i] ? since(origin, comm_marks_[i * 2 + 1].get()) : 0.0;
-      float phases[kPhaseCount];
-      phases_from_marks(marks_us, start, end, has_comm_[i], phases);
-      for (int p = 0; p < kPhaseCount; ++p) timings.phase_us[static_cast<size_t>(p)][i] = phases[p];
+      store_step_phases(marks_us, previous_step_end, start, end, has_comm_[i], i, timings);
     }
   }
 
