@@ -63,7 +63,8 @@ static void synchronize_device(const torch::Device& device) {
 #endif
 }
 
-TrainingSession::TrainingSession(const SessionSetup& setup) : setup_(setup) {
+TrainingSession::TrainingSession(const SessionSetup& setup)
+    : setup_(setup), bf16_autocast_(canonical_dtype(setup.options.dtype) == "bfloat16") {
   const auto& o = setup_.options;
 #ifdef DDPSCALE_CUDA_GRAPHS
   if (o.exec == "graph") captured_ = std::make_unique<CapturedStep>(setup_.device);
@@ -173,7 +174,7 @@ torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_s
   torch::Tensor loss;
   {
     const NvtxRange range("forward");
-    const AutocastScope autocast(setup_.options.dtype == "bfloat16", setup_.device);
+    const AutocastScope autocast(bf16_autocast_, setup_.device);
     loss = model_loss(model_->forward(inputs_), labels_);
     if (clock) clock->mark(Mark::forward_end);
   }

@@ -64,6 +64,7 @@ class TrainingSession {
   void use_flat_gradients();
 
   SessionSetup setup_;
+  bool bf16_autocast_;  // --dtype bfloat16, decided once instead of by a string compare per step
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;
   torch::Tensor flat_gradients_;    // world size 1: every .grad is a view into it, zeroed at once
