@@ -83,9 +83,7 @@ std::string safe_stem(const std::string& text) {
 
 // What distinguishes tables of the same model: scaling, and any non-default setting.
 std::string variant_of(const ConfigParams& p) {
-  std::string v = p.scaling + " scaling";
-  if (p.exec != "eager") v += ", exec " + p.exec;
-  if (p.dtype != "float32") v += ", " + p.dtype;
+  std::string v = p.scaling + " scaling" + exec_dtype_text(p.exec, p.dtype);
   if (p.nccl_profile != "default") v += ", NCCL profile " + p.nccl_profile;
   if (p.optimizer != "adam") v += ", " + p.optimizer;
   return v;

@@ -143,12 +143,14 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
   return analysis;
 }
 
-std::string ThresholdGroup::label() const {
-  std::string text = std::to_string(world_size) + " ranks";
+std::string exec_dtype_text(const std::string& exec, const std::string& dtype) {
+  std::string text;
   if (exec != "eager") text += ", exec " + exec;
   if (dtype != "float32") text += ", " + dtype;
   return text;
 }
+
+std::string ThresholdGroup::label() const { return std::to_string(world_size) + " ranks" + exec_dtype_text(exec, dtype); }
 
 std::string ThresholdGroup::stem() const {
   std::string text = "w" + std::to_string(world_size);

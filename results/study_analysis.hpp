@@ -48,6 +48,10 @@ struct Comparison {
   bool paid_off = false;
 };
 
+// ", exec graph, bfloat16": the execution mode and precision where they differ from the
+// defaults (eager, float32), "" for those; the wording every report label shares.
+std::string exec_dtype_text(const std::string& exec, const std::string& dtype);
+
 // What a parameter threshold is fitted over: comparisons at one rank count, in one
 // execution mode and precision. Mixing them would blur exactly what they change: CUDA
 // graphs and bf16 move the break-even (the question of the exec-modes and precision specs).
