@@ -183,6 +183,13 @@ def spec_folder(ctx, name, spec):
     return folder
 
 
+def finished_sweep(ctx, folder, env=None):
+    """Runs the sweep of folder/spec.yaml to its end; returns (exit code, stderr)."""
+    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS, folder, name="sweep", env=env)
+    code = launch.wait(timeout=120)
+    return code, launch.stderr()
+
+
 def interrupted_sweep(ctx, name, target, signal_number):
     folder = spec_folder(ctx, name, SWEEP_SPEC)
     args = SWEEP_ARGS
@@ -263,9 +270,7 @@ def test_nan_loss(ctx):
     folder = spec_folder(ctx, "nan_loss",
                          "name: nan\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 2\n"
                          "warmup: 0\nsteps: 4\noptimizer: sgd\nlr: 1.0e30\n")
-    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS, folder, name="sweep")
-    code = launch.wait(timeout=120)
-    stderr = launch.stderr()
+    code, stderr = finished_sweep(ctx, folder)
     # Every run failed, so the finished study exits 3 ("some configuration has no successful run").
     expect(code == 3, f"a sweep whose runs all failed must still finish, with exit 3, got {code}:\n{stderr}")
     expect("have no successful run" in stderr, f"the sweep must say which configurations failed:\n{stderr}")
@@ -300,10 +305,7 @@ def test_diverged(ctx):
     folder = spec_folder(ctx, "diverged",
                          "name: diverged\nmodels: [mlp@100K]\nbatch_sizes: [8]\nworld_sizes: [2]\nruns: 3\n"
                          "warmup: 1\nsteps: 6\n")
-    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS, folder, name="sweep",
-                    env={"DDPSCALE_FAULT_PERTURB_RANK": "1"})
-    code = launch.wait(timeout=120)
-    stderr = launch.stderr()
+    code, stderr = finished_sweep(ctx, folder, env={"DDPSCALE_FAULT_PERTURB_RANK": "1"})
     expect(code == 0, f"exit {code}:\n{stderr}")
     expect("fault injection: DDPSCALE_FAULT_PERTURB_RANK=1" in stderr, "the fault injection was not announced")
     files = config_files(os.path.join(folder, "study"))
@@ -334,9 +336,7 @@ def test_oom_batch(ctx):
     folder = spec_folder(ctx, "oom_batch",
                          "name: oom\nmodels: [mlp@100K]\nbatch_sizes: [1000000000000, 8]\nworld_sizes: [2]\n"
                          "runs: 2\nwarmup: 0\nsteps: 2\n")
-    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS, folder, name="sweep")
-    code = launch.wait(timeout=120)
-    stderr = launch.stderr()
+    code, stderr = finished_sweep(ctx, folder)
     expect(code == 3, f"the study must go on past the failed configuration and finish with exit 3 (a "
                       f"configuration without a successful run), got {code}:\n{stderr}")
     study = os.path.join(folder, "study")

@@ -245,6 +245,15 @@ LoadedStudy in_memory_study(const std::vector<ConfigRecord>& configs, const std:
   return study;
 }
 
+// Writes the report without plots into `out` and returns its report.md.
+std::string markdown_report(const LoadedStudy& study, const StudyAnalysis& analysis, const fs::path& out) {
+  ReportOptions options;
+  options.out_dir = out.string();
+  options.plots = false;
+  write_report(study, analysis, options);
+  return read_text(out / "report.md");
+}
+
 // ---- Twin matching ------------------------------------------------------------------
 
 const std::vector<double> kOneRank = {100, 102, 98, 101, 99};
@@ -360,11 +369,7 @@ TEST(Thresholds, EachExecutionModeAndPrecisionIsFittedOnItsOwn) {
   EXPECT_EQ((ThresholdGroup{2, "graph", "bfloat16"}).stem(), "w2_graph_bfloat16");
 
   TempDir out;
-  ReportOptions options;
-  options.out_dir = out.path().string();
-  options.plots = false;
-  write_report(in_memory_study(configs), a, options);
-  const std::string md = read_text(out.path() / "report.md");
+  const std::string md = markdown_report(in_memory_study(configs), a, out.path());
   for (const char* heading : {"### 2 ranks against 1\n", "### 2 ranks, exec graph against 1\n",
                               "### 2 ranks, bfloat16 against 1\n"})
     EXPECT_TRUE(contains(md, heading)) << heading;
@@ -570,11 +575,7 @@ TEST(ReportFiles, GraphModePhasesAreNotSplit) {
   graph.params.exec = "graph";
   graph.id = "mlp_b8_w2_weak_graph";
   const LoadedStudy study = in_memory_study({eager, graph});
-  ReportOptions options;
-  options.out_dir = out.path().string();
-  options.plots = false;
-  write_report(study, analyze_study(study.configs), options);
-  const std::string md = read_text(out.path() / "report.md");
+  const std::string md = markdown_report(study, analyze_study(study.configs), out.path());
   std::string graph_row, eager_row;
   for (const std::string& line : split_lines(md)) {
     if (line.rfind("| 8 | 2 | weak scaling, exec graph", 0) == 0) graph_row = line;
@@ -602,11 +603,7 @@ TEST(ReportFiles, EagerAgainstGraphComparesStepsAndThroughput) {
   unpaired.params.exec = "graph";
   unpaired.id += "_graph";
   const LoadedStudy study = in_memory_study({eager, graph, unpaired});
-  ReportOptions options;
-  options.out_dir = out.path().string();
-  options.plots = false;
-  write_report(study, analyze_study(study.configs), options);
-  const std::string md = read_text(out.path() / "report.md");
+  const std::string md = markdown_report(study, analyze_study(study.configs), out.path());
   EXPECT_TRUE(contains(md, "### Eager against CUDA graph\n")) << md;
   EXPECT_TRUE(contains(md, "| mlp | 8 | 2 | 1.020 | 0.255 | 4.00x | 3.50x |")) << md;
   EXPECT_FALSE(contains(md, "| mlp | 16 | 2 | ")) << md;  // no eager twin, no row
@@ -616,11 +613,7 @@ TEST(ReportFiles, NoEagerAgainstGraphTableWithoutGraphRuns) {
   TempDir out;
   const LoadedStudy study = in_memory_study({make_config("mlp", 1000, 8, 1, {100, 101}),
                                              make_config("mlp", 1000, 8, 2, {180, 181})});
-  ReportOptions options;
-  options.out_dir = out.path().string();
-  options.plots = false;
-  write_report(study, analyze_study(study.configs), options);
-  EXPECT_FALSE(contains(read_text(out.path() / "report.md"), "Eager against CUDA graph"));
+  EXPECT_FALSE(contains(markdown_report(study, analyze_study(study.configs), out.path()), "Eager against CUDA graph"));
 }
 
 TEST(ReportFiles, OneSuccessfulRunHasNoIntervalAndFailedRunsAreCountedAndListed) {
@@ -761,12 +754,7 @@ TEST(ReportEscaping, MarkdownTableCellsEscapePipesAndCsvQuotesCommas) {
   const std::string commas = "mlp, \"v2\"";
   const StudyAnalysis a = analyze_study({make_config(piped, 1000, 8, 1, kOneRank), make_config(piped, 1000, 8, 2, kTwoRanks),
                                          make_config(commas, 2000, 8, 1, kOneRank)});
-  ReportOptions options;
-  options.out_dir = out.path().string();
-  options.plots = false;
-  write_report(in_memory_study({}), a, options);
-
-  const std::string md = read_text(out.path() / "report.md");
+  const std::string md = markdown_report(in_memory_study({}), a, out.path());
   EXPECT_TRUE(contains(md, "| wide\\|mlp | 1,000 |")) << md;  // section 3's row
   EXPECT_FALSE(contains(md, "| wide|mlp"));
   // Every row of every table has as many cell separators as its header.
