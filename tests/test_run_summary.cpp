@@ -58,5 +58,40 @@ TEST(RunSummary, NoOverlapLineWithoutCommunication) {
   EXPECT_EQ(text.find("overlap hid"), std::string::npos) << text;
 }
 
+// Runs of --alternate-phase-timing: timed ones carry phases, untimed ones only throughput.
+RunRecord alternating_run(int index, double samples_per_second, bool timed) {
+  RunRecord run;
+  run.index = index;
+  run.samples_per_second = samples_per_second;
+  RankTimings t;
+  if (timed)
+    for (int p = 0; p < kPhaseCount; ++p) t.phase_us[static_cast<size_t>(p)] = {50, 50};
+  run.ranks.push_back(t);
+  return run;
+}
+
+TEST(RunSummary, AlternatePhaseTimingPrintsTheCostBetweenTimedAndUntimedRuns) {
+  // Timed 960 and 980 (median 970), untimed 1000 and 1000: 1 - 970/1000 = +3.00%.
+  ConfigRecord record;
+  record.runs = {alternating_run(0, 960, true), alternating_run(1, 1000, false), alternating_run(2, 1000, false),
+                 alternating_run(3, 980, true)};
+  const std::string text = printed_summary(record);
+  EXPECT_NE(text.find("phase timing cost +3.00%: median 970.0 samples/s over 2 timed runs, 1000.0 over 2 untimed"),
+            std::string::npos)
+      << text;
+  // Phases come from the timed runs only: 50 us, not the median of 50, 50, 0, 0.
+  EXPECT_NE(text.find("forward                  50.0 us"), std::string::npos) << text;
+}
+
+TEST(RunSummary, UntimedRunLineSaysSoInsteadOfZeroPhases) {
+  std::FILE* file = std::tmpfile();
+  print_run_line(file, alternating_run(1, 1234.5, false));
+  std::rewind(file);
+  char buffer[256] = {};
+  ASSERT_NE(std::fgets(buffer, sizeof(buffer), file), nullptr);
+  std::fclose(file);
+  EXPECT_EQ(std::string(buffer), "run   1        1234.5 samples/s  untimed (no phase timing)  loss 0.0000 -> 0.0000\n");
+}
+
 }  // namespace
 }  // namespace ddpscale

@@ -166,5 +166,18 @@ TEST(TrainOptions, DtypeSpellingsAreCanonical) {
   EXPECT_THROW(canonical_dtype("float16"), UsageError);
 }
 
+TEST(TrainOptions, AlternatePhaseTimingTimesRunsInAbbaOrder) {
+  TrainOptions o;
+  o.alternate_phase_timing = true;
+  const std::vector<bool> expected = {true, false, false, true, true, false, false, true};
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(phase_timed_run(o, k), expected[static_cast<size_t>(k)]) << "run " << k;
+  o.alternate_phase_timing = false;
+  EXPECT_TRUE(phase_timed_run(o, 1));
+  o.phase_timing = false;
+  EXPECT_FALSE(phase_timed_run(o, 0));
+  o.alternate_phase_timing = true;  // with --no-phase-timing: refused, not silently untimed
+  EXPECT_THROW(validate_train_options(o, 1, false), UsageError);
+}
+
 }  // namespace
 }  // namespace ddpscale

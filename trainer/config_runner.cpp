@@ -140,6 +140,7 @@ ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& grou
     try {
       SessionSetup setup;
       setup.options = options;
+      setup.options.phase_timing = phase_timed_run(options, k);
       setup.run_index = k;
       setup.rank = group.rank();
       setup.world_size = world;

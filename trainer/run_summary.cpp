@@ -31,6 +31,18 @@ double run_phase_median(const RunRecord& run, Phase phase) {
   return median_of(slowest);
 }
 
+bool has_phase_timing(const RunRecord& run) {
+  return !run.ranks.empty() && !run.ranks[0].phase_us[static_cast<size_t>(Phase::step)].empty();
+}
+
+// With --alternate-phase-timing: throughput of the timed runs against the untimed ones.
+void print_timing_cost_line(std::FILE* out, const std::vector<double>& timed, const std::vector<double>& untimed) {
+  if (timed.empty() || untimed.empty()) return;
+  const double on = median_of(timed), off = median_of(untimed);
+  std::fprintf(out, "#   phase timing cost %+.2f%%: median %.1f samples/s over %zu timed runs, %.1f over %zu untimed\n",
+               100.0 * (1.0 - on / off), on, timed.size(), off, untimed.size());
+}
+
 // What the overlap bought: the share of the allreduce that ran while backward still did.
 // Nothing to say without communication (one rank) or without phase timing.
 void print_overlap_line(std::FILE* out, double allreduce_total_us, double allreduce_exposed_us) {
@@ -48,6 +60,13 @@ void print_run_line(std::FILE* out, const RunRecord& run) {
     std::fflush(out);
     return;
   }
+  if (!has_phase_timing(run)) {
+    std::fprintf(out, "run %3d  %12.1f samples/s  untimed (no phase timing)  loss %.4f -> %.4f\n", run.index,
+                 run.samples_per_second, run.loss.empty() ? 0.0 : run.loss.front(),
+                 run.loss.empty() ? 0.0 : run.loss.back());
+    std::fflush(out);
+    return;
+  }
   std::fprintf(out, "run %3d  %12.1f samples/s  step %9.1f us  fwd %8.1f  bwd %8.1f  ar-total %8.1f  ar-exposed %8.1f  opt %8.1f  loss %.4f -> %.4f\n",
                run.index, run.samples_per_second, run_phase_median(run, Phase::step),
                run_phase_median(run, Phase::forward), run_phase_median(run, Phase::backward),
@@ -58,17 +77,21 @@ void print_run_line(std::FILE* out, const RunRecord& run) {
 }
 
 void print_config_summary(std::FILE* out, const ConfigRecord& record) {
-  std::vector<double> throughput;
+  std::vector<double> throughput, timed, untimed;
   std::vector<std::vector<double>> phases(kPhaseCount);
   for (const auto& run : record.runs) {
     if (run.status != RunStatus::ok) continue;
     throughput.push_back(run.samples_per_second);
+    (has_phase_timing(run) ? timed : untimed).push_back(run.samples_per_second);
+    if (!has_phase_timing(run)) continue;  // an untimed run has no phases, not phases of 0
     for (int p = 0; p < kPhaseCount; ++p) phases[static_cast<size_t>(p)].push_back(run_phase_median(run, static_cast<Phase>(p)));
   }
   std::fprintf(out, "# summary: %zu of %zu runs ok; medians over runs of per-run medians\n", throughput.size(),
                record.runs.size());
   if (throughput.empty()) return;
   std::fprintf(out, "#   throughput %.1f samples/s\n", median_of(throughput));
+  print_timing_cost_line(out, timed, untimed);
+  if (timed.empty()) return;
   for (int p = 0; p < kPhaseCount; ++p)
     std::fprintf(out, "#   %-18s %10.1f us\n", phase_name(static_cast<Phase>(p)), median_of(phases[static_cast<size_t>(p)]));
   print_overlap_line(out, median_of(phases[static_cast<size_t>(Phase::allreduce_total)]),

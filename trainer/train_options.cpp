@@ -77,6 +77,8 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.data != "device" && o.data != "host") throw UsageError("--data '" + o.data + "' is not device or host");
   if (o.data == "host" && !on_cuda)
     throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");
+  if (o.alternate_phase_timing && !o.phase_timing)
+    throw UsageError("--alternate-phase-timing times every other pair of runs; with --no-phase-timing there is nothing to alternate");
   canonical_dtype(o.dtype);  // throws UsageError naming the choices
   validate_exec(o, on_cuda);
   if (o.world_size < 0) throw UsageError("--world-size must not be negative");
@@ -90,6 +92,13 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
                      std::to_string(world));
   if (o.seq_len < 0 || o.features < 0 || o.vocab < 0 || o.classes < 0)
     throw UsageError("--seq-len, --features, --vocab and --classes must not be negative");
+}
+
+bool phase_timed_run(const TrainOptions& o, int run_index) {
+  if (!o.phase_timing) return false;
+  if (!o.alternate_phase_timing) return true;
+  const int position = run_index % 4;
+  return position == 0 || position == 3;
 }
 
 ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parameters, bool on_cuda) {

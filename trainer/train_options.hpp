@@ -26,10 +26,17 @@ struct TrainOptions {
   double first_bucket_mb = 1.0;    // PyTorch's default: communication starts early in backward
   bool overlap = true;
   bool phase_timing = true;
+  // Runs time phases in the pattern on, off, off, on (repeated), so the clock's own cost is
+  // measured between neighbouring runs of one launch, where the machine's drift cancels.
+  bool alternate_phase_timing = false;
   std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
   std::string dtype = "float32";   // float32 | bfloat16 (autocast forward; see mixed_precision.hpp)
   std::string exec = "eager";      // eager | graph (the whole step as one CUDA graph; see training_session.hpp)
 };
+
+// Whether run `run_index` times its phases: every run, none, or (alternate_phase_timing)
+// runs 0 and 3 of every 4.
+bool phase_timed_run(const TrainOptions& options, int run_index);
 
 // Whether this build has the CUDA graph step (--exec graph): a CUDA build configured with
 // -DDDPSCALE_CUDA_GRAPHS=ON.
