@@ -62,7 +62,7 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
   summary.throughput = summarize(filtered.kept);
 
   std::array<std::vector<double>, kPhaseCount> phase_medians;
-  std::vector<double> peaks, utilization;
+  std::vector<double> peaks, utilization, busy;
   for (size_t i : filtered.kept_indices) {
     const RunRecord& run = *ok_runs[i];
     summary.kept_run_indices.push_back(run.index);
@@ -72,6 +72,10 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
       utilization.insert(utilization.end(), rank.gpu_utilization_pct.begin(), rank.gpu_utilization_pct.end());
     }
     if (peak > 0) peaks.push_back(static_cast<double>(peak));
+    double busiest = kNaN;
+    for (const RankTimings& rank : run.ranks)
+      if (!rank.gpu_busy_us.empty() && !(rank.gpu_busy_us.front() <= busiest)) busiest = rank.gpu_busy_us.front();
+    if (std::isfinite(busiest)) busy.push_back(busiest);
     const std::array<double, kPhaseCount> medians = run_phase_medians_us(run);
     for (size_t p = 0; p < medians.size(); ++p)
       if (std::isfinite(medians[p])) phase_medians[p].push_back(medians[p]);  // untimed phases stay out
@@ -79,6 +83,7 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
   for (size_t p = 0; p < phase_medians.size(); ++p) summary.phase_us[p] = summarize(phase_medians[p]);
   summary.peak_memory_bytes = median(peaks);
   summary.gpu_utilization_pct = mean(utilization);
+  summary.gpu_busy_us = median(busy);
   return summary;
 }
 

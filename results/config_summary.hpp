@@ -44,6 +44,9 @@ struct ConfigSummary {
   // utilisation sample of every rank (NaN without samples).
   double peak_memory_bytes = kNaN;
   double gpu_utilization_pct = kNaN;
+  // The kernel-time floor (--gpu-busy-steps): median over runs of the busiest rank's GPU
+  // busy microseconds per step, since the slowest GPU bounds the step. NaN where not measured.
+  double gpu_busy_us = kNaN;
 };
 
 // Failed runs out (counted), then outliers by modified Z-score (> 3.5) on the runs'

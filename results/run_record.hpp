@@ -23,6 +23,9 @@ struct RankTimings {
   std::vector<float> gpu_utilization_pct;
   std::vector<float> gpu_memory_used_mib;
   std::vector<float> gpu_power_w;
+  // GPU busy microseconds per step over the profiled steps after the measured ones
+  // (--gpu-busy-steps): one value, or none where not measured.
+  std::vector<float> gpu_busy_us;
 };
 
 enum class RunStatus { ok, failed };

@@ -543,6 +543,7 @@ void write_run(const H5Io& io, hid_t runs, const RunRecord& run) {
   write_rank_series(io, g.get(), "gpu_utilization_pct", run.ranks, &RankTimings::gpu_utilization_pct);
   write_rank_series(io, g.get(), "gpu_memory_used_mib", run.ranks, &RankTimings::gpu_memory_used_mib);
   write_rank_series(io, g.get(), "gpu_power_w", run.ranks, &RankTimings::gpu_power_w);
+  write_rank_series(io, g.get(), "gpu_busy_us", run.ranks, &RankTimings::gpu_busy_us);
 }
 
 RunStatus parse_status(const H5Io& io, const std::string& run_name, const std::string& text) {
@@ -571,6 +572,9 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
   read_rank_series(io, g.get(), "gpu_utilization_pct", run.ranks, &RankTimings::gpu_utilization_pct);
   read_rank_series(io, g.get(), "gpu_memory_used_mib", run.ranks, &RankTimings::gpu_memory_used_mib);
   read_rank_series(io, g.get(), "gpu_power_w", run.ranks, &RankTimings::gpu_power_w);
+  // Optional in schema version 1: files written before --gpu-busy-steps existed lack it.
+  if (io.has_link(g.get(), "gpu_busy_us"))
+    read_rank_series(io, g.get(), "gpu_busy_us", run.ranks, &RankTimings::gpu_busy_us);
   return run;
 }
 

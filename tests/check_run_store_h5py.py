@@ -106,6 +106,9 @@ def check_configuration(path):
         expect([util[r, :counts[r]].tolist() for r in range(2)], [[50.0, 60.0, 70.0], [80.0, 90.0]],
                "gpu_utilization_pct")
         expect(bool(np.isnan(util[1, 2])), True, "padding is NaN")
+        # GPU busy per step (--gpu-busy-steps): the same layout, one value or none per rank.
+        expect(ok["gpu_busy_us_count"][()].tolist(), [1, 0], "gpu_busy_us_count")
+        expect(float(ok["gpu_busy_us"][0, 0]), 250.5, "gpu_busy_us[0]")
 
 
 def check_study(path):

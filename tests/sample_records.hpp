@@ -48,6 +48,8 @@ inline ConfigRecord sample_config() {
       t.gpu_utilization_pct = r == 0 ? std::vector<float>{50, 60, 70} : std::vector<float>{80, 90};
       t.gpu_memory_used_mib = r == 0 ? std::vector<float>{1, 2, 3} : std::vector<float>{4, 5};
       t.gpu_power_w = r == 0 ? std::vector<float>{100, 110, 120} : std::vector<float>{130, 140};
+      // Rank 1 profiled no steps (--gpu-busy-steps found nothing there): one value or none.
+      t.gpu_busy_us = r == 0 ? std::vector<float>{250.5f} : std::vector<float>{};
       run.ranks.push_back(t);
     }
     c.runs.push_back(run);

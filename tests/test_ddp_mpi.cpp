@@ -282,9 +282,59 @@ TEST(GraphMode, DropoutDiffersFromReplayToReplay) {
   EXPECT_NE(with[0], with[1]);
   EXPECT_NE(with[1], with[2]);
 }
+
+// The profiler must see the kernels inside a replayed graph too, or graph mode would have
+// no floor to be compared with.
+TEST(GraphMode, GpuBusyFloorIsMeasuredInsideTheGraph) {
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  auto options = deterministic_options(25, 1, true);
+  options.optimizer = "adam";
+  options.exec = "graph";
+  options.phase_timing = true;
+  options.steps = 20;
+  options.gpu_busy_steps = 10;
+  TrainingSession session(two_rank_setup(options, comm.get()));
+  RankTimings timings;
+  std::vector<float> losses;
+  session.run(timings, losses);
+  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "no kernel activity recorded during graph replays";
+  std::vector<float> steps = timings.phase_us[static_cast<size_t>(Phase::step)];
+  std::sort(steps.begin(), steps.end());
+  EXPECT_GT(timings.gpu_busy_us[0], 1.0f);
+  EXPECT_LE(timings.gpu_busy_us[0], steps[steps.size() / 2] * 1.05f);  // busy within the step
+}
 #endif
 
 #ifdef DDPSCALE_TEST_ON_GPU
+// The kernel-time floor on 2 GPUs: the profiled steps after the measured ones report how
+// long the GPU was busy per step. The small MLP's eager step is bound by the host issuing
+// kernels, so the GPU must be busy for less than the step (and for more than nothing).
+TEST(GpuBusy, FloorIsBelowTheEagerStepOnTwoGpus) {
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  SessionSetup setup;
+  setup.options = deterministic_options(25, 1, true);
+  setup.options.phase_timing = true;
+  setup.options.steps = 20;
+  setup.options.gpu_busy_steps = 10;
+  setup.rank = g_mpi->rank();
+  setup.world_size = 2;
+  setup.comm = comm.get();
+  setup.device = test_device();
+  TrainingSession session(setup);
+  RankTimings timings;
+  std::vector<float> losses;
+  session.run(timings, losses);
+  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded no kernels (CUPTI missing?)";
+  std::vector<float> steps = timings.phase_us[static_cast<size_t>(Phase::step)];
+  std::sort(steps.begin(), steps.end());
+  EXPECT_GT(timings.gpu_busy_us[0], 1.0f);
+  EXPECT_LT(timings.gpu_busy_us[0], steps[steps.size() / 2]);
+  std::printf("[ GPU busy ] rank %d: %.1f us per step, median step %.1f us\n", g_mpi->rank(),
+              static_cast<double>(timings.gpu_busy_us[0]), static_cast<double>(steps[steps.size() / 2]));
+}
+
 // PyTorch's fused Adam kernel against LibTorch's own Adam: the same algorithm, so after K
 // steps on the same data the parameters agree up to float32 rounding of a different
 // operation order (the same Adam amplification as in AdamToo, hence 1e-4).

@@ -508,9 +508,9 @@ TEST(SummaryExport, CsvHasOneRowPerConfigurationAndAFixedHeader) {
   const Csv csv(summary_csv(a));
   ASSERT_EQ(csv.rows.size(), 3u);
   // 23 identifying and counting columns, 8 summaries (samples/s and 7 phases) of 8 columns
-  // (n, mean, sd, ci95_low, ci95_high, median, q1, q3), memory and utilisation, and the
-  // comparison's speedup, its CI, efficiency, welch_p and paid_off: 23 + 64 + 2 + 6.
-  EXPECT_EQ(csv.header.size(), 95u);
+  // (n, mean, sd, ci95_low, ci95_high, median, q1, q3), memory, utilisation and GPU busy, and
+  // the comparison's speedup, its CI, efficiency, welch_p and paid_off: 23 + 64 + 3 + 6.
+  EXPECT_EQ(csv.header.size(), 96u);
   EXPECT_EQ(csv.header.front(), "id");
   EXPECT_EQ(csv.header.back(), "paid_off");
   for (const auto& row : csv.rows) EXPECT_EQ(row.size(), csv.header.size()) << row[0];
@@ -605,8 +605,35 @@ TEST(ReportFiles, EagerAgainstGraphComparesStepsAndThroughput) {
   const LoadedStudy study = in_memory_study({eager, graph, unpaired});
   const std::string md = markdown_report(study, analyze_study(study.configs), out.path());
   EXPECT_TRUE(contains(md, "### Eager against CUDA graph\n")) << md;
-  EXPECT_TRUE(contains(md, "| mlp | 8 | 2 | 1.020 | 0.255 | 4.00x | 3.50x |")) << md;
+  EXPECT_TRUE(contains(md, "| mlp | 8 | 2 | 1.020 | 0.255 | 4.00x | 3.50x | n/a | n/a | n/a |")) << md;
   EXPECT_FALSE(contains(md, "| mlp | 16 | 2 | ")) << md;  // no eager twin, no row
+}
+
+// The kernel-time floor: GPU busy time (median over runs of the busier rank; here only the
+// graph was profiled, so its value is the floor),
+// and each mode's step over it. Busy 200/150 us in every run: floor 0.200 ms; eager 1020 us
+// is 5.10x over it, the graph's 255 us 1.275x (printed to 3 significant digits: 1.27x or 1.28x).
+TEST(ReportFiles, EagerAgainstGraphShowsTheGpuBusyFloor) {
+  TempDir out;
+  ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
+  ConfigRecord graph = make_config("mlp", 1000, 8, 2, {350, 350, 350});
+  graph.params.exec = "graph";
+  graph.id += "_graph";
+  for (RunRecord& run : graph.runs)
+    for (RankTimings& rank : run.ranks) {
+      for (float& us : rank.phase_us[static_cast<size_t>(Phase::step)]) us /= 4;
+      rank.gpu_busy_us = {rank.rank == 0 ? 200.0f : 150.0f};
+    }
+  const LoadedStudy study = in_memory_study({eager, graph});
+  const StudyAnalysis analysis = analyze_study(study.configs);
+  const std::string md = markdown_report(study, analysis, out.path());
+  EXPECT_TRUE(contains(md, "| mlp | 8 | 2 | 1.020 | 0.255 | 4.00x | 3.50x | 0.200 | 5.10x | 1.2")) << md;
+  for (const ConfigSummary& c : analysis.configs) {
+    if (c.params.exec == "graph")
+      EXPECT_DOUBLE_EQ(c.gpu_busy_us, 200.0);
+    else
+      EXPECT_TRUE(std::isnan(c.gpu_busy_us));  // eager: not profiled
+  }
 }
 
 TEST(ReportFiles, NoEagerAgainstGraphTableWithoutGraphRuns) {

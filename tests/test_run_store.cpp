@@ -89,6 +89,7 @@ TEST_F(RunStore, ConfigRoundTripKeepsEveryValue) {
       EXPECT_EQ(got.gpu_utilization_pct, want.gpu_utilization_pct);
       EXPECT_EQ(got.gpu_memory_used_mib, want.gpu_memory_used_mib);
       EXPECT_EQ(got.gpu_power_w, want.gpu_power_w);
+      EXPECT_EQ(got.gpu_busy_us, want.gpu_busy_us);
     }
   }
   EXPECT_EQ(read.runs[0].status, RunStatus::ok);
@@ -99,6 +100,8 @@ TEST_F(RunStore, ConfigRoundTripKeepsEveryValue) {
   // NVML series of different lengths per rank come back with their own lengths.
   EXPECT_EQ(read.runs[0].ranks[0].gpu_power_w, (std::vector<float>{100, 110, 120}));
   EXPECT_EQ(read.runs[0].ranks[1].gpu_power_w, (std::vector<float>{130, 140}));
+  EXPECT_EQ(read.runs[0].ranks[0].gpu_busy_us, (std::vector<float>{250.5f}));
+  EXPECT_TRUE(read.runs[0].ranks[1].gpu_busy_us.empty());
 
   EXPECT_EQ(read.runs[1].status, RunStatus::failed);
   EXPECT_EQ(read.runs[1].failure, "non-finite loss (nan) at measured step 3");

@@ -23,6 +23,12 @@ TEST(SweepSpec, ParsesTheGridAndDefaults) {
   EXPECT_EQ(spec.base.runs, 7);
   EXPECT_EQ(spec.base.steps, 100);  // default
   EXPECT_EQ(spec.scaling, (std::vector<std::string>{"weak"}));
+  EXPECT_EQ(spec.base.gpu_busy_steps, 0);  // the kernel-time floor is opt-in
+  EXPECT_EQ(parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\ngpu_busy_steps: 20\n", "s.yaml")
+                .base.gpu_busy_steps,
+            20);
+  EXPECT_THROW(parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\ngpu_busy_steps: -1\n", "s.yaml"),
+               SpecError);
 }
 
 TEST(SweepSpec, UnknownKeyNamesFileLineAndKey) {
@@ -177,6 +183,20 @@ TEST(TrainOptions, AlternatePhaseTimingTimesRunsInAbbaOrder) {
   EXPECT_FALSE(phase_timed_run(o, 0));
   o.alternate_phase_timing = true;  // with --no-phase-timing: refused, not silently untimed
   EXPECT_THROW(validate_train_options(o, 1, false), UsageError);
+}
+
+TEST(TrainOptions, GpuBusyStepsNeedGpus) {
+  TrainOptions o;
+  o.gpu_busy_steps = 20;
+  try {
+    validate_train_options(o, 1, /*on_cuda=*/false);
+    FAIL() << "--gpu-busy-steps accepted on CPU";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("on CPU there is none"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
+  o.gpu_busy_steps = -1;
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
 }
 
 }  // namespace

@@ -49,6 +49,9 @@ void add_train_options(cxxopts::Options& options) {
       ("warmup", "untimed steps per run", cxxopts::value<int>()->default_value("10"))
       ("steps", "measured steps per run", cxxopts::value<int>()->default_value("100"))
       ("seed", "run k uses seed+k for init, dropout and data", cxxopts::value<uint64_t>()->default_value("42"))
+      ("gpu-busy-steps", "after the measured steps, profile this many more (Kineto/CUPTI) for the GPU's busy time "
+                         "per step: the kernel-time floor (0 = off)",
+       cxxopts::value<int>()->default_value("0"))
       ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)")
       ("alternate-phase-timing", "time phases in runs 0 and 3 of every 4 only, and print what timing cost "
                                  "between these neighbouring runs (use --runs 12 or more)");
@@ -85,6 +88,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.seed = a["seed"].as<uint64_t>();
   o.phase_timing = a.count("no-phase-timing") == 0;
   o.alternate_phase_timing = a.count("alternate-phase-timing") > 0;
+  o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
   return o;
 }
 

@@ -62,7 +62,7 @@ class SpecReader {
 const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
                                         "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
-                                        "seq_len", "features", "vocab", "classes", "overrides"};
+                                        "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
@@ -157,6 +157,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   }
   if (root["optimizer_impl"]) b.optimizer_impl = r.scalar<std::string>(root["optimizer_impl"], "optimizer_impl", "auto, libtorch or fused");
   if (root["lr"]) b.lr = r.positive<double>(root["lr"], "lr");
+  if (root["gpu_busy_steps"]) {
+    b.gpu_busy_steps = r.scalar<int>(root["gpu_busy_steps"], "gpu_busy_steps", "an integer");
+    if (b.gpu_busy_steps < 0) r.fail(root["gpu_busy_steps"], "gpu_busy_steps", "must not be negative");
+  }
   if (root["dtype"]) {
     spec.dtypes.clear();
     for (const auto& name : r.list<std::string>(root["dtype"], "dtype", "float32 or bfloat16")) {

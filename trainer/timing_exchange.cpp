@@ -7,7 +7,7 @@
 
 namespace ddpscale {
 
-// Flattens one rank's timings into floats: [phases x steps][3 NVML series]. The sizes go
+// Flattens one rank's timings into floats: [phases x steps][3 NVML series][GPU busy]. The sizes go
 // first, in their own small message, so the receiver knows how to cut the floats.
 static std::vector<float> flatten(const RankTimings& t, std::vector<int64_t>& sizes) {
   std::vector<float> flat;
@@ -16,7 +16,7 @@ static std::vector<float> flatten(const RankTimings& t, std::vector<int64_t>& si
     sizes.push_back(static_cast<int64_t>(series.size()));
     flat.insert(flat.end(), series.begin(), series.end());
   }
-  for (const auto* series : {&t.gpu_utilization_pct, &t.gpu_memory_used_mib, &t.gpu_power_w}) {
+  for (const auto* series : {&t.gpu_utilization_pct, &t.gpu_memory_used_mib, &t.gpu_power_w, &t.gpu_busy_us}) {
     sizes.push_back(static_cast<int64_t>(series->size()));
     flat.insert(flat.end(), series->begin(), series->end());
   }
@@ -39,11 +39,12 @@ static RankTimings unflatten(int rank, const std::vector<float>& flat, const std
   take(t.gpu_utilization_pct);
   take(t.gpu_memory_used_mib);
   take(t.gpu_power_w);
+  take(t.gpu_busy_us);
   return t;
 }
 
 std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTimings& mine) {
-  constexpr int kSeries = kPhaseCount + 3;
+  constexpr int kSeries = kPhaseCount + 4;
   std::vector<int64_t> sizes;
   std::vector<float> flat = flatten(mine, sizes);
   if (group.size() == 1) return {unflatten(0, flat, sizes, mine.wall_seconds, mine.peak_memory_bytes)};

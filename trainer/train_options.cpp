@@ -79,6 +79,9 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
     throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");
   if (o.alternate_phase_timing && !o.phase_timing)
     throw UsageError("--alternate-phase-timing times every other pair of runs; with --no-phase-timing there is nothing to alternate");
+  if (o.gpu_busy_steps < 0) throw UsageError("--gpu-busy-steps must not be negative");
+  if (o.gpu_busy_steps > 0 && !on_cuda)
+    throw UsageError("--gpu-busy-steps measures the GPU's kernel time; on CPU there is none (leave it at 0)");
   canonical_dtype(o.dtype);  // throws UsageError naming the choices
   validate_exec(o, on_cuda);
   if (o.world_size < 0) throw UsageError("--world-size must not be negative");

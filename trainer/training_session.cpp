@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
+#include "gpu_busy.hpp"
 #include "gradient_reducer.hpp"
 #include "mixed_precision.hpp"
 #include "nvtx_range.hpp"
@@ -290,8 +292,25 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
   }
   if (clock_) clock_->read(o.steps, timings);
   if (clock_ && captured_) keep_step_time_only(timings);
+  if (o.gpu_busy_steps > 0) measure_gpu_busy(o.gpu_busy_steps, timings);
   const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
   losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());
+}
+
+// After the measured steps, so profiling cannot change what they measured. Every rank runs
+// the same extra steps (their collectives pair up); they train the model further, which the
+// cross-rank checksum after the run still covers.
+void TrainingSession::measure_gpu_busy(int steps, RankTimings& timings) {
+  const double busy_us = profile_gpu_busy_us(
+      steps, setup_.device.is_cuda() ? setup_.device.index() : -1,
+      [this] {
+        if (captured_)
+          replay_step(-1);
+        else
+          step(-1);
+      },
+      [this] { synchronize_device(setup_.device); });
+  if (std::isfinite(busy_us)) timings.gpu_busy_us = {static_cast<float>(busy_us)};
 }
 
 std::pair<double, double> TrainingSession::parameter_checksum() const {

@@ -1,0 +1,105 @@
+#include "gpu_busy.hpp"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <set>
+#include <string>
+
+namespace ddpscale {
+
+int64_t busy_union_ns(std::vector<BusyInterval> intervals) {
+  std::sort(intervals.begin(), intervals.end(),
+            [](const BusyInterval& a, const BusyInterval& b) { return a.start_ns < b.start_ns; });
+  int64_t total = 0;
+  bool open = false;
+  BusyInterval current;
+  for (const BusyInterval& next : intervals) {
+    if (next.end_ns <= next.start_ns) continue;
+    if (open && next.start_ns <= current.end_ns) {
+      current.end_ns = std::max(current.end_ns, next.end_ns);
+      continue;
+    }
+    if (open) total += current.end_ns - current.start_ns;
+    current = next;
+    open = true;
+  }
+  if (open) total += current.end_ns - current.start_ns;
+  return total;
+}
+
+namespace {
+
+namespace prof = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+// libkineto's ActivityType values for work the GPU does (libkineto/include/ActivityType.h:
+// GPU_MEMCPY = 3, GPU_MEMSET = 4, CONCURRENT_KERNEL = 5). Left out on purpose:
+// GPU_USER_ANNOTATION (2), a range from the first to the last kernel of a CPU-side scope,
+// which would count the gaps between kernels as busy.
+bool is_device_work(uint8_t activity_type) { return activity_type >= 3 && activity_type <= 5; }
+
+BusyInterval interval_of(const prof::KinetoEvent& event) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+  const auto start = static_cast<int64_t>(event.startNs());
+  return {start, start + static_cast<int64_t>(event.durationNs())};
+#else
+  const auto start = static_cast<int64_t>(event.startUs()) * 1000;
+  return {start, start + static_cast<int64_t>(event.durationUs()) * 1000};
+#endif
+}
+
+void warn_once(const std::string& why) {
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true))
+    std::fprintf(stderr, "warning: GPU busy time (--gpu-busy-steps) not measured: %s; the report shows n/a\n",
+                 why.c_str());
+}
+
+}  // namespace
+
+double profile_gpu_busy_us(int steps, int device_index, const std::function<void()>& one_step,
+                           const std::function<void()>& wait_for_device) {
+  constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  if (steps <= 0) return kUnknown;
+  const ProfilerConfig config(ProfilerState::KINETO);
+  const std::set<ActivityType> activities = {ActivityType::CUDA};
+  std::unique_ptr<prof::ProfilerResult> result;
+  try {
+    prof::prepareProfiler(config, activities);
+    prof::enableProfiler(config, activities);
+  } catch (const std::exception& e) {
+    warn_once(std::string("the profiler did not start: ") + e.what());
+    for (int s = 0; s < steps; ++s) one_step();  // the ranks still run the same steps
+    wait_for_device();
+    return kUnknown;
+  }
+  try {
+    for (int s = 0; s < steps; ++s) one_step();
+    wait_for_device();
+  } catch (...) {
+    prof::disableProfiler();
+    throw;  // a failed step fails the run, as it would without the profiler
+  }
+  result = prof::disableProfiler();
+  std::vector<BusyInterval> intervals;
+  for (const auto& event : result->events())
+    if (event.deviceType() == c10::DeviceType::CUDA && static_cast<int>(event.deviceIndex()) == device_index &&
+        is_device_work(event.activityType()))
+      intervals.push_back(interval_of(event));
+  if (intervals.empty()) {
+    warn_once("the profiler recorded no kernels on GPU " + std::to_string(device_index) +
+              " (is CUPTI available to this LibTorch?)");
+    return kUnknown;
+  }
+  return static_cast<double>(busy_union_ns(std::move(intervals))) / 1000.0 / steps;
+}
+
+}  // namespace ddpscale
