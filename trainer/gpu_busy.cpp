@@ -66,7 +66,7 @@ void warn_once(const std::string& why) {
 }  // namespace
 
 double profile_gpu_busy_us(int steps, int device_index, const std::function<void()>& one_step,
-                           const std::function<void()>& wait_for_device) {
+                           const std::function<void()>& wait_for_device, const std::function<void()>& started) {
   constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
   if (steps <= 0) return kUnknown;
   const ProfilerConfig config(ProfilerState::KINETO);
@@ -77,11 +77,13 @@ double profile_gpu_busy_us(int steps, int device_index, const std::function<void
     prof::enableProfiler(config, activities);
   } catch (const std::exception& e) {
     warn_once(std::string("the profiler did not start: ") + e.what());
+    started();
     for (int s = 0; s < steps; ++s) one_step();  // the ranks still run the same steps
     wait_for_device();
     return kUnknown;
   }
   try {
+    started();
     for (int s = 0; s < steps; ++s) one_step();
     wait_for_device();
   } catch (...) {

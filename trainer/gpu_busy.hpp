@@ -22,7 +22,9 @@ int64_t busy_union_ns(std::vector<BusyInterval> intervals);
 // GPU busy microseconds per step on device `device_index`. NaN when the profiler saw no
 // device activity or could not run (the reason is printed once to stderr): the floor is
 // then unknown, which the report says, rather than a failed run.
+// started() runs once the profiler is on, before the first step: with N ranks a barrier, so
+// no rank's first collective spins (busy) while a peer is still starting its profiler.
 double profile_gpu_busy_us(int steps, int device_index, const std::function<void()>& one_step,
-                           const std::function<void()>& wait_for_device);
+                           const std::function<void()>& wait_for_device, const std::function<void()>& started);
 
 }  // namespace ddpscale

@@ -309,7 +309,10 @@ void TrainingSession::measure_gpu_busy(int steps, RankTimings& timings) {
         else
           step(-1);
       },
-      [this] { synchronize_device(setup_.device); });
+      [this] { synchronize_device(setup_.device); },
+      [this] {
+        if (setup_.comm) setup_.comm->barrier();
+      });
   if (std::isfinite(busy_us)) timings.gpu_busy_us = {static_cast<float>(busy_us)};
 }
 
