@@ -72,10 +72,10 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
       utilization.insert(utilization.end(), rank.gpu_utilization_pct.begin(), rank.gpu_utilization_pct.end());
     }
     if (peak > 0) peaks.push_back(static_cast<double>(peak));
-    double busiest = kNaN;
+    double least_busy = kNaN;
     for (const RankTimings& rank : run.ranks)
-      if (!rank.gpu_busy_us.empty() && !(rank.gpu_busy_us.front() <= busiest)) busiest = rank.gpu_busy_us.front();
-    if (std::isfinite(busiest)) busy.push_back(busiest);
+      if (!rank.gpu_busy_us.empty() && !(rank.gpu_busy_us.front() >= least_busy)) least_busy = rank.gpu_busy_us.front();
+    if (std::isfinite(least_busy)) busy.push_back(least_busy);
     const std::array<double, kPhaseCount> medians = run_phase_medians_us(run);
     for (size_t p = 0; p < medians.size(); ++p)
       if (std::isfinite(medians[p])) phase_medians[p].push_back(medians[p]);  // untimed phases stay out

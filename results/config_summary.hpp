@@ -44,8 +44,10 @@ struct ConfigSummary {
   // utilisation sample of every rank (NaN without samples).
   double peak_memory_bytes = kNaN;
   double gpu_utilization_pct = kNaN;
-  // The kernel-time floor (--gpu-busy-steps): median over runs of the busiest rank's GPU
-  // busy microseconds per step, since the slowest GPU bounds the step. NaN where not measured.
+  // The kernel-time floor (--gpu-busy-steps): median over runs of the least busy rank's GPU
+  // microseconds per step. Not the busiest: an NCCL kernel that waits for a peer counts as
+  // busy, and on 2 H200s the rank that reached the collective first looked 3x busier
+  // (1,742 against 117 us per step). NaN where not measured.
   double gpu_busy_us = kNaN;
 };
 

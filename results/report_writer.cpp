@@ -472,7 +472,8 @@ class ReportBuilder {
                    "graph says how many times over that floor ordinary training runs. GPU busy is the kernel-time "
                    "floor: the time per step the GPU spent in kernels, copies and memsets (their union, so "
                    "overlapping streams count once), from the profiler over extra steps after the measured ones "
-                   "(gpu_busy_steps; median over runs of the busiest rank; n/a where not measured). step / busy "
+                   "(gpu_busy_steps; median over runs of the least busy rank, since an NCCL kernel waiting for a "
+                   "peer counts as busy; n/a where not measured). step / busy "
                    "is how far each mode is from the hardware.");
     doc_.table(t);
   }

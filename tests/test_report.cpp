@@ -609,10 +609,11 @@ TEST(ReportFiles, EagerAgainstGraphComparesStepsAndThroughput) {
   EXPECT_FALSE(contains(md, "| mlp | 16 | 2 | ")) << md;  // no eager twin, no row
 }
 
-// The kernel-time floor: GPU busy time (median over runs of the busier rank; here only the
-// graph was profiled, so its value is the floor),
-// and each mode's step over it. Busy 200/150 us in every run: floor 0.200 ms; eager 1020 us
-// is 5.10x over it, the graph's 255 us 1.275x (printed to 3 significant digits: 1.27x or 1.28x).
+// The kernel-time floor: GPU busy time (median over runs of the less busy rank, since a rank
+// whose NCCL kernel waits for its peer looks busy; here only the graph was profiled, so its
+// value is the floor),
+// and each mode's step over it. Busy 150/200 us (ranks 0/1) in every run: floor 0.150 ms;
+// eager 1020 us is 6.80x over it, the graph's 255 us 1.70x.
 TEST(ReportFiles, EagerAgainstGraphShowsTheGpuBusyFloor) {
   TempDir out;
   ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
@@ -622,15 +623,15 @@ TEST(ReportFiles, EagerAgainstGraphShowsTheGpuBusyFloor) {
   for (RunRecord& run : graph.runs)
     for (RankTimings& rank : run.ranks) {
       for (float& us : rank.phase_us[static_cast<size_t>(Phase::step)]) us /= 4;
-      rank.gpu_busy_us = {rank.rank == 0 ? 200.0f : 150.0f};
+      rank.gpu_busy_us = {rank.rank == 0 ? 150.0f : 200.0f};
     }
   const LoadedStudy study = in_memory_study({eager, graph});
   const StudyAnalysis analysis = analyze_study(study.configs);
   const std::string md = markdown_report(study, analysis, out.path());
-  EXPECT_TRUE(contains(md, "| mlp | 8 | 2 | 1.020 | 0.255 | 4.00x | 3.50x | 0.200 | 5.10x | 1.2")) << md;
+  EXPECT_TRUE(contains(md, "| mlp | 8 | 2 | 1.020 | 0.255 | 4.00x | 3.50x | 0.150 | 6.80x | 1.70x |")) << md;
   for (const ConfigSummary& c : analysis.configs) {
     if (c.params.exec == "graph")
-      EXPECT_DOUBLE_EQ(c.gpu_busy_us, 200.0);
+      EXPECT_DOUBLE_EQ(c.gpu_busy_us, 150.0);
     else
       EXPECT_TRUE(std::isnan(c.gpu_busy_us));  // eager: not profiled
   }
