@@ -189,7 +189,7 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
-  void barrier() override { group_.barrier(); }
+  void barrier() override { group_.barrier_within_comm_timeout("MPI barrier"); }
   void synchronize() override {}
   std::unique_ptr<CommBuffer> allocate(size_t bytes) override { return std::make_unique<HostBuffer>(bytes); }
 

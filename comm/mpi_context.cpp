@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "check.hpp"
+#include "comm_timeout.hpp"
 
 namespace ddpscale {
 
@@ -52,6 +55,24 @@ MpiGroup::~MpiGroup() {
 }
 
 void MpiGroup::barrier() const { DDPSCALE_MPI_CHECK(MPI_Barrier(comm_)); }
+
+void MpiGroup::barrier_within_comm_timeout(const char* what) const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+  const auto deadline = std::chrono::steady_clock::now() + comm_timeout();
+  for (int spins = 1;; ++spins) {
+    int done = 0;
+    DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    if (spins % 1024 == 0) {
+      if (std::chrono::steady_clock::now() > deadline)
+        fatal_error(what, "no completion within --comm-timeout (" + std::to_string(comm_timeout().count()) +
+                              " s): a peer rank is gone or stuck; the job is aborted",
+                    __FILE__, __LINE__);
+      std::this_thread::yield();
+    }
+  }
+}
 
 std::unique_ptr<MpiGroup> MpiGroup::split(int color) const {
   MPI_Comm sub = MPI_COMM_NULL;

@@ -22,6 +22,11 @@ class MpiGroup {
   int rank() const { return rank_; }
   int size() const { return size_; }
   void barrier() const;
+  // A barrier that gives up after --comm-timeout and takes the job down naming the cause:
+  // for ranks that train together, where a wait that long means a peer is gone or stuck
+  // (not for the sweep's barriers, where a rank may legitimately wait out a whole
+  // configuration it has no part in).
+  void barrier_within_comm_timeout(const char* what) const;
 
   // Ranks that pass the same colour end up in one new group, ordered by their rank here.
   // A negative colour means "not a member": the result is nullptr for that rank.

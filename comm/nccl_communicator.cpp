@@ -153,7 +153,7 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
 
   void barrier() override {
     synchronize();
-    group_.barrier();
+    group_.barrier_within_comm_timeout("MPI barrier (NCCL communicator)");
   }
 
   void synchronize() override { wait_stream_with_timeout("NCCL stream synchronize"); }

@@ -8,7 +8,14 @@
 // calls on_stall when one marker stays unreached for longer than the time-out; a reached
 // marker is replaced at once. It never touches the thread that trains, so it costs that
 // thread nothing. Backend-neutral (the probe is three callbacks), so it is tested on CPU.
+//
+// Two threads, because the probe itself can block: once the training thread has filled the
+// CUDA launch queue and waits inside the driver, the probe's CUDA calls may wait with it (on
+// 2 H200s a rank stopped with SIGSTOP left its peer silent for 34 s with a 4 s time-out). One
+// thread calls the probe and stamps each sign of progress; the other only reads the clock
+// and that stamp, so it reports the stall even while the probe is stuck in a call.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -35,9 +42,11 @@ class StallWatchdog {
   StallWatchdog& operator=(const StallWatchdog&) = delete;
 
  private:
-  void watch();
+  void probe_stream();       // calls the probe; may block inside it
+  void judge_progress();     // clock and stamps only; calls on_stall
   // Sleeps one poll interval; false when asked to stop.
   bool sleep_one_poll();
+  int64_t now_ns() const;
 
   StreamProbe probe_;
   std::chrono::milliseconds timeout_, poll_;
@@ -45,7 +54,9 @@ class StallWatchdog {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::thread thread_;
+  std::string backend_error_;                 // set by the prober, under mutex_
+  std::atomic<int64_t> last_progress_ns_{0};  // when a marker was last placed (steady clock)
+  std::thread prober_, judge_;
 };
 
 }  // namespace ddpscale

@@ -81,6 +81,39 @@ TEST(StallWatchdog, ABackendErrorIsReportedAtTheNextPoll) {
   EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(record.at - start).count(), 1000);
 }
 
+// The GPU machine's case: the probe's CUDA call itself waits in the driver behind a full
+// launch queue. The stall must still be reported on time, from the other thread.
+TEST(StallWatchdog, AProbeThatBlocksInsideItsCallIsStillReported) {
+  StallRecord record;
+  std::mutex gate;
+  std::condition_variable opened;
+  bool open = false;
+  std::atomic<int> queries{0};
+  StreamProbe probe{[] {},
+                    [&] {
+                      if (++queries == 1) return true;  // one marker passes, then the driver blocks
+                      std::unique_lock<std::mutex> lock(gate);
+                      opened.wait(lock, [&] { return open; });
+                      return false;
+                    },
+                    [] { return std::string(); }};
+  const auto start = Clock::now();
+  {
+    StallWatchdog watchdog(probe, 300ms, 20ms, record.callback());
+    const bool reported = record.wait_for_call(3000ms);
+    {
+      std::lock_guard<std::mutex> lock(gate);  // let the probe return so the watchdog can stop
+      open = true;
+    }
+    opened.notify_all();
+    ASSERT_TRUE(reported) << "no report while the probe was blocked";
+  }
+  const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(record.at - start);
+  EXPECT_GE(after.count(), 300);
+  EXPECT_LE(after.count(), 300 + 500 + 100);  // time-out + a poll + the one passing poll
+  EXPECT_NE(record.why.find("no completion within --comm-timeout (0.3 s)"), std::string::npos) << record.why;
+}
+
 TEST(StallWatchdog, StopsPromptlyWhenDestroyed) {
   StallRecord record;
   StreamProbe probe{[] {}, [] { return true; }, [] { return std::string(); }};
