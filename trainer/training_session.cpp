@@ -316,15 +316,18 @@ void TrainingSession::measure_gpu_busy(int steps, RankTimings& timings) {
   if (std::isfinite(busy_us)) timings.gpu_busy_us = {static_cast<float>(busy_us)};
 }
 
+// Summed where the parameters live: copying them to the host as float64 first moved 2.4 GB
+// per rank after every run of a 300M-parameter model.
 std::pair<double, double> TrainingSession::parameter_checksum() const {
   torch::NoGradGuard no_grad;
-  double sum = 0, abs_sum = 0;
+  auto sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(setup_.device));
+  auto abs_sum = torch::zeros_like(sum);
   for (const auto& p : model_->parameters()) {
-    auto d = p.detach().to(torch::kCPU, torch::kDouble);
-    sum += d.sum().item<double>();
-    abs_sum += d.abs().sum().item<double>();
+    const auto d = p.detach().to(torch::kDouble);
+    sum += d.sum();
+    abs_sum += d.abs().sum();
   }
-  return {sum, abs_sum};
+  return {sum.item<double>(), abs_sum.item<double>()};
 }
 
 }  // namespace ddpscale
