@@ -340,7 +340,8 @@ class ReportBuilder {
   }
 
   static std::string settings_of(const ConfigParams& p) {
-    return std::string(p.overlap ? "overlap" : "no overlap") + ", " + format_number(p.bucket_mb, 3) + " MiB";
+    return std::string(p.overlap ? "overlap" : "no overlap") + ", " + format_number(p.bucket_mb, 3) + " MiB" +
+           (p.allreduce_dtype != "float32" ? ", " + p.allreduce_dtype + " allreduce" : "");
   }
 
   void unmatched_rows(const std::string& model) {
@@ -436,7 +437,7 @@ class ReportBuilder {
     auto same_but_exec = [](ConfigParams p) {
       p.exec = "eager";
       return twin_key(p) + "|" + std::to_string(p.world_size) + "|" + round_trip_text(p.bucket_mb) + "|" +
-             (p.overlap ? "overlap" : "sequential");
+             (p.overlap ? "overlap" : "sequential") + "|" + p.allreduce_dtype;
     };
     std::map<std::string, size_t> eager_index;
     for (size_t i = 0; i < a_.configs.size(); ++i)

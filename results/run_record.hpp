@@ -54,6 +54,7 @@ struct ConfigParams {
   double bucket_mb = 25;
   bool overlap = true;
   std::string exec = "eager";
+  std::string allreduce_dtype = "float32";  // float32 | bfloat16: what the gradients travel as
   std::string nccl_profile = "default";
   std::map<std::string, std::string> nccl_variables;  // the NCCL_* variables in effect
   int warmup_steps = 10;

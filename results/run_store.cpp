@@ -380,6 +380,7 @@ void write_params(const H5Io& io, hid_t file, const ConfigParams& p) {
   io.put_double(g.get(), "bucket_mb", p.bucket_mb);
   io.put_int(g.get(), "overlap", p.overlap ? 1 : 0);
   io.put_string(g.get(), "exec", p.exec);
+  io.put_string(g.get(), "allreduce_dtype", p.allreduce_dtype);
   io.put_string(g.get(), "nccl_profile", p.nccl_profile);
   io.put_int(g.get(), "warmup_steps", p.warmup_steps);
   io.put_int(g.get(), "measured_steps", p.measured_steps);
@@ -405,6 +406,8 @@ ConfigParams read_params(const H5Io& io, hid_t file) {
   p.bucket_mb = io.get_double(g.get(), "bucket_mb");
   p.overlap = io.get_int(g.get(), "overlap") != 0;
   p.exec = io.get_string(g.get(), "exec");
+  // Optional in schema version 1: files from before --allreduce-dtype reduced in float32.
+  p.allreduce_dtype = io.has_attribute(g.get(), "allreduce_dtype") ? io.get_string(g.get(), "allreduce_dtype") : "float32";
   p.nccl_profile = io.get_string(g.get(), "nccl_profile");
   p.warmup_steps = static_cast<int>(io.get_int(g.get(), "warmup_steps"));
   p.measured_steps = static_cast<int>(io.get_int(g.get(), "measured_steps"));
@@ -724,6 +727,7 @@ bool same_params(const ConfigParams& a, const ConfigParams& b) {
          a.global_batch == b.global_batch && a.world_size == b.world_size && a.scaling == b.scaling &&
          a.optimizer == b.optimizer && a.learning_rate == b.learning_rate && a.dtype == b.dtype &&
          a.bucket_mb == b.bucket_mb && a.overlap == b.overlap && a.exec == b.exec && a.nccl_profile == b.nccl_profile &&
+         a.allreduce_dtype == b.allreduce_dtype &&
          a.warmup_steps == b.warmup_steps && a.measured_steps == b.measured_steps && a.runs == b.runs &&
          a.seed == b.seed && a.device == b.device && a.backend == b.backend;
 }

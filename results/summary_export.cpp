@@ -57,6 +57,7 @@ std::vector<Column> columns() {
   c.push_back(number_column("learning_rate", [](const ConfigSummary& s, const Comparison*) { return s.params.learning_rate; }));
   c.push_back(text_column("dtype", [](const ConfigSummary& s) { return s.params.dtype; }));
   c.push_back(text_column("exec", [](const ConfigSummary& s) { return s.params.exec; }));
+  c.push_back(text_column("allreduce_dtype", [](const ConfigSummary& s) { return s.params.allreduce_dtype; }));
   c.push_back(number_column("bucket_mb", [](const ConfigSummary& s, const Comparison*) { return s.params.bucket_mb; }));
   c.push_back(text_column("overlap", [](const ConfigSummary& s) { return std::string(s.params.overlap ? "true" : "false"); }));
   c.push_back(text_column("nccl_profile", [](const ConfigSummary& s) { return s.params.nccl_profile; }));

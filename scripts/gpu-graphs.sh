@@ -18,6 +18,10 @@ log "eager against graph: experiments/exec-modes.yaml"
 "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep experiments/exec-modes.yaml \
   --out "${STUDIES:-$DDPSCALE_ROOT/studies}/exec-modes" --resume 2>&1 | tee "$out/exec-modes-sweep.txt"
 
+log "the levers of 2-GPU efficiency in graph mode: experiments/graph-scaling.yaml"
+"${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep experiments/graph-scaling.yaml \
+  --out "${STUDIES:-$DDPSCALE_ROOT/studies}/graph-scaling" --resume 2>&1 | tee "$out/graph-scaling-sweep.txt"
+
 log "PyTorch DDP beside it: 1 GPU, then 2"
 python3 experiments/pytorch_ddp_reference.py 2>&1 | tee "$out/graphs-pytorch-1gpu.jsonl"
 python3 -m torch.distributed.run --standalone --nproc_per_node 2 experiments/pytorch_ddp_reference.py \

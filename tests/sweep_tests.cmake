@@ -55,10 +55,16 @@ foreach(spec_and_count quick:8 seed-study:52 reference-comparison:20 thresholds:
   set_tests_properties(sweep_spec_${spec} PROPERTIES LABELS "mpi;study" TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "# [a-z-]+: ${count} configurations in run order")
 endforeach()
-# exec-modes.yaml asks for CUDA graphs and GPU-busy profiling, which a CPU run refuses before
-# measuring anything, naming the first configuration that needs them and what it needs.
-add_test(NAME sweep_spec_exec-modes
-         COMMAND ${DDPSCALE_MPIRUN} -np 2 $<TARGET_FILE:ddpscale> sweep ${PROJECT_SOURCE_DIR}/experiments/exec-modes.yaml
-                 --dry-run --device cpu)
-set_tests_properties(sweep_spec_exec-modes PROPERTIES LABELS "mpi;study" TIMEOUT 120
-                     PASS_REGULAR_EXPRESSION "configuration mlp-medium batch 8 world 1: --gpu-busy-steps measures the GPU's kernel time; on CPU there is none")
+# exec-modes.yaml and graph-scaling.yaml ask for CUDA graphs and GPU-busy profiling, which a
+# CPU run refuses before measuring anything, naming the first configuration that needs them
+# and what it needs.
+foreach(spec_and_first exec-modes:mlp-medium graph-scaling:mlp-large)
+  string(REPLACE ":" ";" spec_and_first ${spec_and_first})
+  list(GET spec_and_first 0 spec)
+  list(GET spec_and_first 1 first_model)
+  add_test(NAME sweep_spec_${spec}
+           COMMAND ${DDPSCALE_MPIRUN} -np 2 $<TARGET_FILE:ddpscale> sweep ${PROJECT_SOURCE_DIR}/experiments/${spec}.yaml
+                   --dry-run --device cpu)
+  set_tests_properties(sweep_spec_${spec} PROPERTIES LABELS "mpi;study" TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "configuration ${first_model} batch [0-9]+ world 1: --gpu-busy-steps measures the GPU's kernel time; on CPU there is none")
+endforeach()

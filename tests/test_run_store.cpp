@@ -110,6 +110,18 @@ TEST_F(RunStore, ConfigRoundTripKeepsEveryValue) {
   EXPECT_FLOAT_EQ(read.runs[1].loss[4], 1.6f);
 }
 
+// The allreduce's precision is part of a configuration's identity; files written before it
+// existed have no such attribute and read as float32 (what they reduced in).
+TEST_F(RunStore, AllreduceDtypeRoundTrips) {
+  ConfigRecord record = testing_samples::sample_config();
+  record.params.allreduce_dtype = "bfloat16";
+  write_config(dir.string(), record);
+  const ConfigRecord back = read_config((dir / (record.id + ".h5")).string());
+  EXPECT_EQ(back.params.allreduce_dtype, "bfloat16");
+  EXPECT_TRUE(same_params(back.params, record.params));
+  EXPECT_FALSE(same_params(back.params, testing_samples::sample_config().params));  // float32 is another config
+}
+
 // A run that failed early: one rank measured 2 steps, the other none, no NVML samples.
 TEST_F(RunStore, FailedRunWithUnevenRanksKeepsEachRanksLength) {
   ConfigRecord record = testing_samples::sample_config();

@@ -104,6 +104,24 @@ TEST(SweepSpec, WorldOneIsNotRepeatedPerBucketSize) {
   EXPECT_EQ(world_one, 1);
 }
 
+// The allreduce's precision only matters with communication: one 1-rank twin serves both,
+// and only the bf16 configuration's id says so (float32 ids stay as they were, so older
+// studies still resume).
+TEST(SweepSpec, AllreduceDtypeIsADimensionOfMultiRankConfigurationsOnly) {
+  const auto spec =
+      parse_sweep_spec("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\nallreduce_dtype: [fp32, bf16]\n", "s.yaml");
+  EXPECT_EQ(spec.allreduce_dtypes, (std::vector<std::string>{"float32", "bfloat16"}));
+  const auto configs = expand_sweep(spec, "default");
+  ASSERT_EQ(configs.size(), 3u);
+  std::vector<std::string> ids;
+  for (const auto& c : configs) ids.push_back(config_id(config_params(c.options, c.options.world_size, 258432, false)));
+  EXPECT_EQ(ids, (std::vector<std::string>{"mlp-medium_b8_w1_weak_adam_float32_bk25_ov_eager_default",
+                                           "mlp-medium_b8_w2_weak_adam_float32_bk25_ov_eager_default",
+                                           "mlp-medium_b8_w2_weak_adam_float32_bk25_ov_eager_default_ar-bfloat16"}));
+  EXPECT_THROW(parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [2]\nallreduce_dtype: [int8]\n", "s.yaml"),
+               SpecError);
+}
+
 TEST(SweepSpec, DtypeIsADimensionWithOneNamePerPrecision) {
   const auto spec = parse_sweep_spec("models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\ndtype: [fp32, bf16]\n", "s.yaml");
   EXPECT_EQ(spec.dtypes, (std::vector<std::string>{"float32", "bfloat16"}));

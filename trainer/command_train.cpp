@@ -43,7 +43,10 @@ void add_train_options(cxxopts::Options& options) {
   options.add_options("ddp")
       ("bucket-mb", "gradient bucket size in MiB (the first bucket is 1 MiB, as in PyTorch)", cxxopts::value<double>()->default_value("25"))
       ("first-bucket-mb", "size of the first bucket in MiB", cxxopts::value<double>()->default_value("1"))
-      ("no-overlap", "run every bucket's allreduce after backward (sequential baseline)");
+      ("no-overlap", "run every bucket's allreduce after backward (sequential baseline)")
+      ("allreduce-dtype", "what gradients travel as: float32, or bfloat16 (each bucket cast before its allreduce "
+                          "and back after it: half the bytes, bf16 rounding of the averaged gradient)",
+       cxxopts::value<std::string>()->default_value("float32"));
   options.add_options("measurement")
       ("r,runs", "runs, each from a freshly initialised model", cxxopts::value<int>()->default_value("5"))
       ("warmup", "untimed steps per run", cxxopts::value<int>()->default_value("10"))
@@ -89,6 +92,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.phase_timing = a.count("no-phase-timing") == 0;
   o.alternate_phase_timing = a.count("alternate-phase-timing") > 0;
   o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
+  o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
   return o;
 }
 

@@ -40,6 +40,7 @@ static DType comm_dtype(const torch::Tensor& t) {
 
 struct GradientReducer::Bucket {
   torch::Tensor flat;               // one contiguous buffer; the parameters' .grad are views into it
+  torch::Tensor wire;               // bfloat16_allreduce: the bf16 copy that is reduced
   std::vector<size_t> parameters;
   size_t pending = 0;               // parameters whose gradient has not arrived this backward
   std::unique_ptr<CommWork> work;
@@ -76,6 +77,7 @@ GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, std::vec
     for (size_t p : bucket->parameters) total += parameters_[p].numel();
     const auto& first = parameters_[bucket->parameters.front()];
     bucket->flat = torch::zeros({total}, first.options().requires_grad(false));
+    if (options_.bfloat16_allreduce) bucket->wire = torch::empty({total}, bucket->flat.options().dtype(torch::kBFloat16));
     int64_t offset = 0;
     for (size_t p : bucket->parameters) {
       auto& param = parameters_[p];
@@ -137,8 +139,10 @@ void GradientReducer::launch_ready_buckets_in_order() {
 void GradientReducer::launch(size_t b) {
   Bucket& bucket = *buckets_[b];
   if (launched_ == 0 && clock_) clock_->mark_comm_start();
-  bucket.work = comm_.allreduce_async(bucket.flat.data_ptr(), static_cast<size_t>(bucket.flat.numel()),
-                                      comm_dtype(bucket.flat), ReduceOp::average);
+  // The cast runs on the compute stream, before the event the communicator's stream waits for.
+  torch::Tensor& sent = bucket.wire.defined() ? bucket.wire.copy_(bucket.flat) : bucket.flat;
+  bucket.work = comm_.allreduce_async(sent.data_ptr(), static_cast<size_t>(sent.numel()), comm_dtype(sent),
+                                      ReduceOp::average);
   ++launched_;
   if (launched_ == buckets_.size() && clock_ && comm_.backend() == Backend::nccl) clock_->mark_comm_end();
 }
@@ -150,7 +154,10 @@ void GradientReducer::finish_backward() {
                                "' got no gradient in backward: it is not used by the loss. Every parameter of a "
                                "data-parallel model must take part in every step");
   launch_ready_buckets_in_order();
-  for (auto& bucket : buckets_) bucket->work->wait();
+  for (auto& bucket : buckets_) {
+    bucket->work->wait();  // orders the compute stream after the reduction (NCCL) or ends it (MPI)
+    if (bucket->wire.defined()) bucket->flat.copy_(bucket->wire);
+  }
   // On the host backend the last wait is the moment the reduction really ended.
   if (clock_ && comm_.backend() != Backend::nccl) clock_->mark_comm_end();
 }

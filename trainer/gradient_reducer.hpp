@@ -20,6 +20,7 @@ struct ReducerOptions {
   double bucket_mb = 25.0;        // cap of every bucket but the first
   double first_bucket_mb = 1.0;   // small, so communication starts early in backward (as PyTorch does)
   bool overlap = true;            // false: every allreduce runs after backward (sequential baseline)
+  bool bfloat16_allreduce = false;  // buckets travel as bf16 copies (half the bytes), cast back after
 };
 
 struct BucketLayout {

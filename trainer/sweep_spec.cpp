@@ -62,7 +62,8 @@ class SpecReader {
 const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
                                         "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
-                                        "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps"};
+                                        "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
+                                        "allreduce_dtype"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
@@ -171,6 +172,16 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
       }
     }
   }
+  if (root["allreduce_dtype"]) {
+    spec.allreduce_dtypes.clear();
+    for (const auto& name : r.list<std::string>(root["allreduce_dtype"], "allreduce_dtype", "float32 or bfloat16")) {
+      try {
+        spec.allreduce_dtypes.push_back(canonical_dtype(name));
+      } catch (const std::exception&) {
+        r.fail(root["allreduce_dtype"], "allreduce_dtype", "'" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
+      }
+    }
+  }
   if (root["exec"]) {
     spec.execs = r.list<std::string>(root["exec"], "exec", "eager or graph");
     for (const auto& mode : spec.execs)
@@ -243,30 +254,35 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
         for (const auto& exec : spec.execs)
           for (double bucket : spec.bucket_mb)
             for (bool overlap : spec.overlap)
-              for (int64_t batch : batch_sizes_for(spec, model)) {
-                std::vector<int> worlds = spec.world_sizes;
-                std::sort(worlds.begin(), worlds.end());
-                if (!ascending) std::reverse(worlds.begin(), worlds.end());
-                ascending = !ascending;
-                for (int world : worlds) {
-                  // Overlap and buckets mean nothing without communication: one world-1 config per
-                  // (model, scaling, dtype, exec, batch), measured with the first bucket/overlap values.
-                  if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front())) continue;
-                  SweepConfig c;
-                  c.options = spec.base;
-                  c.options.model = model;
-                  c.options.scaling = scaling;
-                  c.options.dtype = dtype;
-                  c.options.exec = exec;
-                  c.options.bucket_mb = bucket;
-                  c.options.overlap = overlap;
-                  c.options.batch = batch;
-                  c.options.world_size = world;
-                  apply_overrides(spec, c.options);
-                  c.nccl_profile = nccl_profile;
-                  configs.push_back(c);
+              for (const auto& allreduce_dtype : spec.allreduce_dtypes)
+                for (int64_t batch : batch_sizes_for(spec, model)) {
+                  std::vector<int> worlds = spec.world_sizes;
+                  std::sort(worlds.begin(), worlds.end());
+                  if (!ascending) std::reverse(worlds.begin(), worlds.end());
+                  ascending = !ascending;
+                  for (int world : worlds) {
+                    // Overlap, buckets and the allreduce's precision mean nothing without communication:
+                    // one world-1 config per (model, scaling, dtype, exec, batch), measured with the
+                    // first bucket/overlap/allreduce values.
+                    if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front() ||
+                                       allreduce_dtype != spec.allreduce_dtypes.front()))
+                      continue;
+                    SweepConfig c;
+                    c.options = spec.base;
+                    c.options.model = model;
+                    c.options.scaling = scaling;
+                    c.options.dtype = dtype;
+                    c.options.exec = exec;
+                    c.options.bucket_mb = bucket;
+                    c.options.overlap = overlap;
+                    c.options.allreduce_dtype = allreduce_dtype;
+                    c.options.batch = batch;
+                    c.options.world_size = world;
+                    apply_overrides(spec, c.options);
+                    c.nccl_profile = nccl_profile;
+                    configs.push_back(c);
+                  }
                 }
-              }
   return configs;
 }
 

@@ -37,6 +37,7 @@ struct SweepSpec {
   std::vector<bool> overlap = {true};
   std::vector<std::string> dtypes = {"float32"};  // canonical names (canonical_dtype)
   std::vector<std::string> execs = {"eager"};     // eager | graph
+  std::vector<std::string> allreduce_dtypes = {"float32"};  // canonical names; world size 1 runs the first only
   std::vector<NcclProfile> nccl_profiles;  // empty = the default profile only
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
   std::vector<SpecOverride> overrides;

@@ -79,6 +79,8 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
     throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");
   if (o.alternate_phase_timing && !o.phase_timing)
     throw UsageError("--alternate-phase-timing times every other pair of runs; with --no-phase-timing there is nothing to alternate");
+  if (canonical_dtype(o.allreduce_dtype) != o.allreduce_dtype)
+    throw UsageError("--allreduce-dtype '" + o.allreduce_dtype + "': spell it float32 or bfloat16");
   if (o.gpu_busy_steps < 0) throw UsageError("--gpu-busy-steps must not be negative");
   if (o.gpu_busy_steps > 0 && !on_cuda)
     throw UsageError("--gpu-busy-steps measures the GPU's kernel time; on CPU there is none (leave it at 0)");
@@ -116,6 +118,9 @@ ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parame
   p.learning_rate = o.lr;
   p.dtype = o.dtype;
   p.exec = o.exec;
+  // One rank has no allreduce: its record says float32 whatever was asked, so it stays the
+  // 1-rank twin of every allreduce precision.
+  p.allreduce_dtype = world_size > 1 ? o.allreduce_dtype : "float32";
   p.bucket_mb = o.bucket_mb;
   p.overlap = o.overlap;
   p.warmup_steps = o.warmup;
@@ -136,6 +141,7 @@ std::string config_id(const ConfigParams& p) {
   std::ostringstream id;
   id << p.model << "_b" << p.batch_per_rank << "_w" << p.world_size << "_" << p.scaling << "_" << p.optimizer << "_"
      << p.dtype << "_bk" << p.bucket_mb << (p.overlap ? "_ov" : "_seq") << "_" << p.exec << "_" << p.nccl_profile;
+  if (p.allreduce_dtype != "float32") id << "_ar-" << p.allreduce_dtype;  // ids of float32 studies unchanged
   std::string text = id.str();
   for (char& c : text)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';

@@ -32,6 +32,7 @@ struct TrainOptions {
   std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
   std::string dtype = "float32";   // float32 | bfloat16 (autocast forward; see mixed_precision.hpp)
   std::string exec = "eager";      // eager | graph (the whole step as one CUDA graph; see training_session.hpp)
+  std::string allreduce_dtype = "float32";  // float32 | bfloat16: gradients cast for the allreduce only
   int gpu_busy_steps = 0;          // > 0: after the measured steps, profile this many for the GPU-busy floor (gpu_busy.hpp)
 };
 

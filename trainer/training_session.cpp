@@ -121,6 +121,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     reducer_options.bucket_mb = o.bucket_mb;
     reducer_options.first_bucket_mb = o.first_bucket_mb;
     reducer_options.overlap = o.overlap;
+    reducer_options.bfloat16_allreduce = o.allreduce_dtype == "bfloat16";
     reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
     reducer_->broadcast_parameters();
   }
