@@ -7,7 +7,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdio>
 
+#include "check.hpp"
 #include "communicator.hpp"
 #include "gradient_reducer.hpp"
 #include "mpi_test_env.hpp"
@@ -244,6 +246,24 @@ TEST(DdpTiming, PhasesAddUpToTheStep) {
   }
 }
 
+#ifdef DDPSCALE_TEST_ON_GPU
+// The floor the report uses: the least busy rank's (config_summary.hpp). The other rank's
+// NCCL kernels may spin while it waits for its peer, which counts as busy: on the GPU machine
+// 586.7 us against the peer's 85.7 in an eager 1 ms step, 316 us in a 133 us graph step.
+double least_busy_over_ranks(const RankTimings& timings) {
+  double mine = timings.gpu_busy_us.empty() ? 0.0 : static_cast<double>(timings.gpu_busy_us[0]);
+  double least = 0;
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, g_mpi->world().handle()));
+  return least;
+}
+
+double median_step_us(const RankTimings& timings) {
+  std::vector<float> steps = timings.phase_us[static_cast<size_t>(Phase::step)];
+  std::sort(steps.begin(), steps.end());
+  return steps.empty() ? 0.0 : static_cast<double>(steps[steps.size() / 2]);
+}
+#endif
+
 #if defined(DDPSCALE_TEST_ON_GPU) && defined(DDPSCALE_CUDA_GRAPHS)
 SessionSetup two_rank_setup(const TrainOptions& options, Communicator* comm) {
   SessionSetup setup;
@@ -325,18 +345,20 @@ TEST(GraphMode, GpuBusyFloorIsMeasuredInsideTheGraph) {
   RankTimings timings;
   std::vector<float> losses;
   session.run(timings, losses);
-  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "no kernel activity recorded during graph replays";
-  std::vector<float> steps = timings.phase_us[static_cast<size_t>(Phase::step)];
-  std::sort(steps.begin(), steps.end());
-  EXPECT_GT(timings.gpu_busy_us[0], 1.0f);
-  EXPECT_LE(timings.gpu_busy_us[0], steps[steps.size() / 2] * 1.05f);  // busy within the step
+  EXPECT_EQ(timings.gpu_busy_us.size(), 1u) << "no kernel activity recorded during graph replays";
+  const double floor = least_busy_over_ranks(timings), step = median_step_us(timings);
+  std::printf("[ GPU busy ] graph, rank %d: %.1f us per step, floor %.1f us, median step %.1f us\n", g_mpi->rank(),
+              timings.gpu_busy_us.empty() ? 0.0 : static_cast<double>(timings.gpu_busy_us[0]), floor, step);
+  EXPECT_GT(floor, 1.0);
+  EXPECT_LE(floor, step * 1.05);  // the floor lies within the step
 }
 #endif
 
 #ifdef DDPSCALE_TEST_ON_GPU
 // The kernel-time floor on 2 GPUs: the profiled steps after the measured ones report how
 // long the GPU was busy per step. The small MLP's eager step is bound by the host issuing
-// kernels, so the GPU must be busy for less than the step (and for more than nothing).
+// kernels, so the GPU must be busy for less than the step (and for more than nothing). Every
+// rank reaches the collective MPI_Allreduce below, whatever its own result.
 TEST(GpuBusy, FloorIsBelowTheEagerStepOnTwoGpus) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();
@@ -353,13 +375,12 @@ TEST(GpuBusy, FloorIsBelowTheEagerStepOnTwoGpus) {
   RankTimings timings;
   std::vector<float> losses;
   session.run(timings, losses);
-  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded no kernels (CUPTI missing?)";
-  std::vector<float> steps = timings.phase_us[static_cast<size_t>(Phase::step)];
-  std::sort(steps.begin(), steps.end());
-  EXPECT_GT(timings.gpu_busy_us[0], 1.0f);
-  EXPECT_LT(timings.gpu_busy_us[0], steps[steps.size() / 2]);
-  std::printf("[ GPU busy ] rank %d: %.1f us per step, median step %.1f us\n", g_mpi->rank(),
-              static_cast<double>(timings.gpu_busy_us[0]), static_cast<double>(steps[steps.size() / 2]));
+  EXPECT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded no kernels (CUPTI missing?)";
+  const double floor = least_busy_over_ranks(timings), step = median_step_us(timings);
+  std::printf("[ GPU busy ] eager, rank %d: %.1f us per step, floor %.1f us, median step %.1f us\n", g_mpi->rank(),
+              timings.gpu_busy_us.empty() ? 0.0 : static_cast<double>(timings.gpu_busy_us[0]), floor, step);
+  EXPECT_GT(floor, 1.0);
+  EXPECT_LT(floor, step);
 }
 
 // PyTorch's fused Adam kernel against LibTorch's own Adam: the same algorithm, so after K
