@@ -22,6 +22,10 @@ log "the levers of 2-GPU efficiency in graph mode: experiments/graph-scaling.yam
 "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep experiments/graph-scaling.yaml \
   --out "${STUDIES:-$DDPSCALE_ROOT/studies}/graph-scaling" --resume 2>&1 | tee "$out/graph-scaling-sweep.txt"
 
+log "how the threshold moves between eager and graph: experiments/threshold-modes.yaml"
+"${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep experiments/threshold-modes.yaml \
+  --out "${STUDIES:-$DDPSCALE_ROOT/studies}/threshold-modes" --resume 2>&1 | tee "$out/threshold-modes-sweep.txt"
+
 log "PyTorch DDP beside it: 1 GPU, then 2"
 python3 experiments/pytorch_ddp_reference.py 2>&1 | tee "$out/graphs-pytorch-1gpu.jsonl"
 python3 -m torch.distributed.run --standalone --nproc_per_node 2 experiments/pytorch_ddp_reference.py \

@@ -55,10 +55,10 @@ foreach(spec_and_count quick:8 seed-study:52 reference-comparison:20 thresholds:
   set_tests_properties(sweep_spec_${spec} PROPERTIES LABELS "mpi;study" TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "# [a-z-]+: ${count} configurations in run order")
 endforeach()
-# exec-modes.yaml and graph-scaling.yaml ask for CUDA graphs and GPU-busy profiling, which a
+# exec-modes.yaml, graph-scaling.yaml and threshold-modes.yaml ask for CUDA graphs and GPU-busy profiling, which a
 # CPU run refuses before measuring anything, naming the first configuration that needs them
 # and what it needs.
-foreach(spec_and_first exec-modes:mlp-medium graph-scaling:mlp-large)
+foreach(spec_and_first exec-modes:mlp-medium graph-scaling:mlp-large threshold-modes:mlp-100K)
   string(REPLACE ":" ";" spec_and_first ${spec_and_first})
   list(GET spec_and_first 0 spec)
   list(GET spec_and_first 1 first_model)
