@@ -93,6 +93,19 @@ std::vector<int64_t> positive_list(const SpecReader& r, const YAML::Node& node, 
   return values;
 }
 
+// A precision or a list of them, each by its canonical name (canonical_dtype).
+std::vector<std::string> precision_list(const SpecReader& r, const YAML::Node& node, const std::string& key) {
+  std::vector<std::string> names;
+  for (const auto& name : r.list<std::string>(node, key, "float32 or bfloat16")) {
+    try {
+      names.push_back(canonical_dtype(name));
+    } catch (const std::exception&) {
+      r.fail(node, key, "'" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
+    }
+  }
+  return names;
+}
+
 void parse_overrides(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsSequence()) r.fail(node, "overrides", "expected a list of {models: [...], runs/warmup/steps: N}");
   for (const auto& item : node) {
@@ -162,26 +175,8 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     b.gpu_busy_steps = r.scalar<int>(root["gpu_busy_steps"], "gpu_busy_steps", "an integer");
     if (b.gpu_busy_steps < 0) r.fail(root["gpu_busy_steps"], "gpu_busy_steps", "must not be negative");
   }
-  if (root["dtype"]) {
-    spec.dtypes.clear();
-    for (const auto& name : r.list<std::string>(root["dtype"], "dtype", "float32 or bfloat16")) {
-      try {
-        spec.dtypes.push_back(canonical_dtype(name));
-      } catch (const std::exception&) {
-        r.fail(root["dtype"], "dtype", "'" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
-      }
-    }
-  }
-  if (root["allreduce_dtype"]) {
-    spec.allreduce_dtypes.clear();
-    for (const auto& name : r.list<std::string>(root["allreduce_dtype"], "allreduce_dtype", "float32 or bfloat16")) {
-      try {
-        spec.allreduce_dtypes.push_back(canonical_dtype(name));
-      } catch (const std::exception&) {
-        r.fail(root["allreduce_dtype"], "allreduce_dtype", "'" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
-      }
-    }
-  }
+  if (root["dtype"]) spec.dtypes = precision_list(r, root["dtype"], "dtype");
+  if (root["allreduce_dtype"]) spec.allreduce_dtypes = precision_list(r, root["allreduce_dtype"], "allreduce_dtype");
   if (root["exec"]) {
     spec.execs = r.list<std::string>(root["exec"], "exec", "eager or graph");
     for (const auto& mode : spec.execs)
