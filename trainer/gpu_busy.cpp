@@ -78,27 +78,25 @@ double profile_gpu_busy_us(int steps, int device_index, const std::function<void
   if (steps <= 0) return kUnknown;
   const ProfilerConfig config(ProfilerState::KINETO);
   const std::set<ActivityType> activities = {ActivityType::CUDA};
-  std::unique_ptr<prof::ProfilerResult> result;
   ask_kineto_to_tear_down_cupti();
+  bool profiling = true;
   try {
     prof::prepareProfiler(config, activities);
     prof::enableProfiler(config, activities);
   } catch (const std::exception& e) {
     warn_once(std::string("the profiler did not start: ") + e.what());
-    started();
-    for (int s = 0; s < steps; ++s) one_step();  // the ranks still run the same steps
-    wait_for_device();
-    return kUnknown;
+    profiling = false;  // the ranks still run the same steps, so their collectives pair up
   }
   try {
     started();
     for (int s = 0; s < steps; ++s) one_step();
     wait_for_device();
   } catch (...) {
-    prof::disableProfiler();
+    if (profiling) prof::disableProfiler();
     throw;  // a failed step fails the run, as it would without the profiler
   }
-  result = prof::disableProfiler();
+  if (!profiling) return kUnknown;
+  const std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
   std::vector<BusyInterval> intervals;
   for (const auto& event : result->events())
     if (event.deviceType() == c10::DeviceType::CUDA && static_cast<int>(event.deviceIndex()) == device_index &&
