@@ -244,15 +244,21 @@ static void keep_step_time_only(RankTimings& timings) {
       std::fill(timings.phase_us[static_cast<size_t>(p)].begin(), timings.phase_us[static_cast<size_t>(p)].end(), 0.0f);
 }
 
+// An untimed step in the session's mode: a replay once the step is captured, else eager.
+void TrainingSession::untimed_step() {
+  if (captured_ && captured_->captured)
+    replay_step(-1);
+  else
+    step(-1);
+}
+
 void TrainingSession::train_steps(int steps) {
   for (int s = 0; s < steps; ++s) {
-    if (!captured_) {
-      step(-1);
-    } else if (s == 0 && !captured_->captured) {
+    if (captured_ && !captured_->captured) {
       step(-1);  // the warm-up the capture needs; counts as the first step
       capture_step();
     } else {
-      replay_step(-1);
+      untimed_step();
     }
   }
   synchronize_device(setup_.device);
@@ -303,13 +309,7 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
 // cross-rank checksum after the run still covers.
 void TrainingSession::measure_gpu_busy(int steps, RankTimings& timings) {
   const double busy_us = profile_gpu_busy_us(
-      steps, setup_.device.is_cuda() ? setup_.device.index() : -1,
-      [this] {
-        if (captured_)
-          replay_step(-1);
-        else
-          step(-1);
-      },
+      steps, setup_.device.is_cuda() ? setup_.device.index() : -1, [this] { untimed_step(); },
       [this] { synchronize_device(setup_.device); },
       [this] {
         if (setup_.comm) setup_.comm->barrier();

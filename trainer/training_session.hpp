@@ -60,6 +60,7 @@ class TrainingSession {
   torch::Tensor step_body(StepClock* clock, bool first_measured_step);
   void capture_step();
   void replay_step(int measured_index);
+  void untimed_step();
   void measure_gpu_busy(int steps, RankTimings& timings);
   void zero_gradients();
   void use_flat_gradients();
