@@ -50,6 +50,17 @@ TrainOptions deterministic_options(double bucket_mb, double first_bucket_mb, boo
   return o;
 }
 
+// This rank's part of a 2-rank session on the test device.
+SessionSetup two_rank_setup(const TrainOptions& options, Communicator* comm) {
+  SessionSetup setup;
+  setup.options = options;
+  setup.rank = g_mpi->rank();
+  setup.world_size = 2;
+  setup.comm = comm;
+  setup.device = test_device();
+  return setup;
+}
+
 // K steps on 2 ranks with batch b vs. K steps on one process with batch 2b on the same
 // (concatenated) data: gradients averaged over ranks equal the gradient of the mean loss
 // over the global batch, so the parameters must match.
@@ -57,13 +68,7 @@ void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, si
                                       double tolerance = 1e-5) {
   SKIP_WITHOUT_DEVICE();  // marks the calling test skipped and returns
   auto comm = make_test_comm();
-  SessionSetup two;
-  two.options = options;
-  two.rank = g_mpi->rank();
-  two.world_size = 2;
-  two.comm = comm.get();
-  two.device = test_device();
-  TrainingSession distributed(two);
+  TrainingSession distributed(two_rank_setup(options, comm.get()));
   EXPECT_GE(distributed.bucket_count(), min_buckets);
   EXPECT_LE(distributed.bucket_count(), max_buckets);
   distributed.train_steps(steps);
@@ -148,13 +153,8 @@ TEST(DdpEquivalence, Bfloat16Allreduce) {
   // end elsewhere (by more than the 1e-5 float32 agreement of the tests above).
   auto comm = make_test_comm();
   auto two_ranks = [&](const std::string& allreduce_dtype) {
-    SessionSetup setup;
-    setup.options = options;
+    SessionSetup setup = two_rank_setup(options, comm.get());
     setup.options.allreduce_dtype = allreduce_dtype;
-    setup.rank = g_mpi->rank();
-    setup.world_size = 2;
-    setup.comm = comm.get();
-    setup.device = test_device();
     auto session = std::make_unique<TrainingSession>(setup);
     session->train_steps(3);
     return session->parameters().front().clone();
@@ -166,13 +166,8 @@ TEST(DdpEquivalence, Bfloat16Allreduce) {
 TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();
-  SessionSetup setup;
-  setup.options = deterministic_options(25, 1, true);
+  SessionSetup setup = two_rank_setup(deterministic_options(25, 1, true), comm.get());
   setup.options.seed = 1000 + 17 * static_cast<uint64_t>(g_mpi->rank());  // different init on each rank
-  setup.rank = g_mpi->rank();
-  setup.world_size = 2;
-  setup.comm = comm.get();
-  setup.device = test_device();
   TrainingSession session(setup);
   const auto [sum, abs_sum] = session.parameter_checksum();
   double values[2] = {sum, abs_sum}, other[2];
@@ -218,15 +213,10 @@ TEST(DdpReducer, GradientsAreViewsIntoBucketsAndAveraged) {
 TEST(DdpTiming, PhasesAddUpToTheStep) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();
-  SessionSetup setup;
-  setup.options = deterministic_options(0.05, 0.01, true);
+  SessionSetup setup = two_rank_setup(deterministic_options(0.05, 0.01, true), comm.get());
   setup.options.phase_timing = true;
   setup.options.steps = 5;
   setup.options.warmup = 1;
-  setup.rank = g_mpi->rank();
-  setup.world_size = 2;
-  setup.comm = comm.get();
-  setup.device = test_device();
   TrainingSession session(setup);
   RankTimings timings;
   std::vector<float> losses;
@@ -262,19 +252,31 @@ double median_step_us(const RankTimings& timings) {
   std::sort(steps.begin(), steps.end());
   return steps.empty() ? 0.0 : static_cast<double>(steps[steps.size() / 2]);
 }
+
+// One 2-rank run of 20 measured steps and 10 profiled ones: the floor over the ranks and this
+// rank's median step, printed so the GPU log shows them. Every rank reaches the collective
+// in least_busy_over_ranks, whatever its own result.
+struct BusyAndStep {
+  double floor_us, step_us;
+};
+BusyAndStep profiled_run(TrainOptions options, Communicator* comm, const char* mode, const char* if_nothing_recorded) {
+  options.phase_timing = true;
+  options.steps = 20;
+  options.gpu_busy_steps = 10;
+  TrainingSession session(two_rank_setup(options, comm));
+  RankTimings timings;
+  std::vector<float> losses;
+  session.run(timings, losses);
+  EXPECT_EQ(timings.gpu_busy_us.size(), 1u) << if_nothing_recorded;
+  const BusyAndStep result{least_busy_over_ranks(timings), median_step_us(timings)};
+  std::printf("[ GPU busy ] %s, rank %d: %.1f us per step, floor %.1f us, median step %.1f us\n", mode, g_mpi->rank(),
+              timings.gpu_busy_us.empty() ? 0.0 : static_cast<double>(timings.gpu_busy_us[0]), result.floor_us,
+              result.step_us);
+  return result;
+}
 #endif
 
 #if defined(DDPSCALE_TEST_ON_GPU) && defined(DDPSCALE_CUDA_GRAPHS)
-SessionSetup two_rank_setup(const TrainOptions& options, Communicator* comm) {
-  SessionSetup setup;
-  setup.options = options;
-  setup.rank = g_mpi->rank();
-  setup.world_size = 2;
-  setup.comm = comm;
-  setup.device = test_device();
-  return setup;
-}
-
 // --exec graph replays the same kernels, NCCL allreduces included, so after K steps with
 // dropout off it must hold the parameters eager training holds: the 1e-5 (fp32)
 // with SGD. Adam gets 1e-4: should cuBLAS pick another algorithm inside the capture, Adam
@@ -338,49 +340,23 @@ TEST(GraphMode, GpuBusyFloorIsMeasuredInsideTheGraph) {
   auto options = deterministic_options(25, 1, true);
   options.optimizer = "adam";
   options.exec = "graph";
-  options.phase_timing = true;
-  options.steps = 20;
-  options.gpu_busy_steps = 10;
-  TrainingSession session(two_rank_setup(options, comm.get()));
-  RankTimings timings;
-  std::vector<float> losses;
-  session.run(timings, losses);
-  EXPECT_EQ(timings.gpu_busy_us.size(), 1u) << "no kernel activity recorded during graph replays";
-  const double floor = least_busy_over_ranks(timings), step = median_step_us(timings);
-  std::printf("[ GPU busy ] graph, rank %d: %.1f us per step, floor %.1f us, median step %.1f us\n", g_mpi->rank(),
-              timings.gpu_busy_us.empty() ? 0.0 : static_cast<double>(timings.gpu_busy_us[0]), floor, step);
-  EXPECT_GT(floor, 1.0);
-  EXPECT_LE(floor, step * 1.05);  // the floor lies within the step
+  const BusyAndStep run = profiled_run(options, comm.get(), "graph", "no kernel activity recorded during graph replays");
+  EXPECT_GT(run.floor_us, 1.0);
+  EXPECT_LE(run.floor_us, run.step_us * 1.05);  // the floor lies within the step
 }
 #endif
 
 #ifdef DDPSCALE_TEST_ON_GPU
 // The kernel-time floor on 2 GPUs: the profiled steps after the measured ones report how
 // long the GPU was busy per step. The small MLP's eager step is bound by the host issuing
-// kernels, so the GPU must be busy for less than the step (and for more than nothing). Every
-// rank reaches the collective MPI_Allreduce below, whatever its own result.
+// kernels, so the GPU must be busy for less than the step (and for more than nothing).
 TEST(GpuBusy, FloorIsBelowTheEagerStepOnTwoGpus) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();
-  SessionSetup setup;
-  setup.options = deterministic_options(25, 1, true);
-  setup.options.phase_timing = true;
-  setup.options.steps = 20;
-  setup.options.gpu_busy_steps = 10;
-  setup.rank = g_mpi->rank();
-  setup.world_size = 2;
-  setup.comm = comm.get();
-  setup.device = test_device();
-  TrainingSession session(setup);
-  RankTimings timings;
-  std::vector<float> losses;
-  session.run(timings, losses);
-  EXPECT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded no kernels (CUPTI missing?)";
-  const double floor = least_busy_over_ranks(timings), step = median_step_us(timings);
-  std::printf("[ GPU busy ] eager, rank %d: %.1f us per step, floor %.1f us, median step %.1f us\n", g_mpi->rank(),
-              timings.gpu_busy_us.empty() ? 0.0 : static_cast<double>(timings.gpu_busy_us[0]), floor, step);
-  EXPECT_GT(floor, 1.0);
-  EXPECT_LT(floor, step);
+  const BusyAndStep run = profiled_run(deterministic_options(25, 1, true), comm.get(), "eager",
+                                       "the profiler recorded no kernels (CUPTI missing?)");
+  EXPECT_GT(run.floor_us, 1.0);
+  EXPECT_LT(run.floor_us, run.step_us);
 }
 
 // PyTorch's fused Adam kernel against LibTorch's own Adam: the same algorithm, so after K
