@@ -588,20 +588,23 @@ TEST(ReportFiles, GraphModePhasesAreNotSplit) {
   EXPECT_EQ(count_of(eager_row, "not split"), 0u) << eager_row;
 }
 
+// The configuration as run with --exec graph, every step time multiplied by step_scale.
+ConfigRecord as_graph(ConfigRecord config, float step_scale) {
+  config.params.exec = "graph";
+  config.id += "_graph";
+  for (RunRecord& run : config.runs)
+    for (RankTimings& rank : run.ranks)
+      for (float& us : rank.phase_us[static_cast<size_t>(Phase::step)]) us *= step_scale;
+  return config;
+}
+
 // The eager/graph table pairs each graph configuration with its eager twin. Eager steps
 // are 1000 + 10 s + 5 r us (median over ranks' slowest: 1020 us); the graph's are a quarter.
 TEST(ReportFiles, EagerAgainstGraphComparesStepsAndThroughput) {
   TempDir out;
-  ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
-  ConfigRecord graph = make_config("mlp", 1000, 8, 2, {350, 350, 350});
-  graph.params.exec = "graph";
-  graph.id += "_graph";
-  for (RunRecord& run : graph.runs)
-    for (RankTimings& rank : run.ranks)
-      for (float& us : rank.phase_us[static_cast<size_t>(Phase::step)]) us /= 4;
-  ConfigRecord unpaired = make_config("mlp", 1000, 16, 2, {300, 300, 300});
-  unpaired.params.exec = "graph";
-  unpaired.id += "_graph";
+  const ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
+  const ConfigRecord graph = as_graph(make_config("mlp", 1000, 8, 2, {350, 350, 350}), 0.25f);
+  const ConfigRecord unpaired = as_graph(make_config("mlp", 1000, 16, 2, {300, 300, 300}), 1.0f);
   const LoadedStudy study = in_memory_study({eager, graph, unpaired});
   const std::string md = markdown_report(study, analyze_study(study.configs), out.path());
   EXPECT_TRUE(contains(md, "### Eager against CUDA graph\n")) << md;
@@ -616,15 +619,10 @@ TEST(ReportFiles, EagerAgainstGraphComparesStepsAndThroughput) {
 // eager 1020 us is 6.80x over it, the graph's 255 us 1.70x.
 TEST(ReportFiles, EagerAgainstGraphShowsTheGpuBusyFloor) {
   TempDir out;
-  ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
-  ConfigRecord graph = make_config("mlp", 1000, 8, 2, {350, 350, 350});
-  graph.params.exec = "graph";
-  graph.id += "_graph";
+  const ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
+  ConfigRecord graph = as_graph(make_config("mlp", 1000, 8, 2, {350, 350, 350}), 0.25f);
   for (RunRecord& run : graph.runs)
-    for (RankTimings& rank : run.ranks) {
-      for (float& us : rank.phase_us[static_cast<size_t>(Phase::step)]) us /= 4;
-      rank.gpu_busy_us = {rank.rank == 0 ? 150.0f : 200.0f};
-    }
+    for (RankTimings& rank : run.ranks) rank.gpu_busy_us = {rank.rank == 0 ? 150.0f : 200.0f};
   const LoadedStudy study = in_memory_study({eager, graph});
   const StudyAnalysis analysis = analyze_study(study.configs);
   const std::string md = markdown_report(study, analysis, out.path());
