@@ -51,7 +51,7 @@ void add_train_options(cxxopts::Options& options) {
       ("r,runs", "runs, each from a freshly initialised model", cxxopts::value<int>()->default_value("5"))
       ("warmup", "untimed steps per run", cxxopts::value<int>()->default_value("10"))
       ("steps", "measured steps per run", cxxopts::value<int>()->default_value("100"))
-      ("seed", "run k uses seed+k for init, dropout and data", cxxopts::value<uint64_t>()->default_value("42"))
+      ("seed", "initial parameters of every run; run k uses seed+k for dropout and data", cxxopts::value<uint64_t>()->default_value("42"))
       ("gpu-busy-steps", "after the measured steps, profile this many more (Kineto/CUPTI) for the GPU's busy time "
                          "per step: the kernel-time floor (0 = off)",
        cxxopts::value<int>()->default_value("0"))

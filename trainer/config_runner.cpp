@@ -8,6 +8,7 @@
 
 #include "check.hpp"
 #include "device_sampler.hpp"
+#include "initial_model.hpp"
 #include "mpi_context.hpp"
 #include "timing_exchange.hpp"
 #include "training_session.hpp"
@@ -128,6 +129,7 @@ ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& grou
   // Every 10 ms: enough readings in a window of 100 steps of 1 ms, and a thread that
   // wakes this seldom costs the host-bound step nothing measurable.
   DeviceSampler sampler(device.cuda ? nvml_probe(device.device_index) : SampleProbe{}, std::chrono::milliseconds(10));
+  InitialModel initial_model(options.model, model_options_from(options), options.seed, torch_device);
   for (int k = 0; k < options.runs; ++k) {
     RunRecord run;
     run.index = k;
@@ -147,6 +149,7 @@ ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& grou
       setup.device = torch_device;
       setup.comm = comm;
       setup.sampler = sampler.enabled() ? &sampler : nullptr;
+      setup.initial_model = &initial_model;
       TrainingSession session(setup);
       session.run(timings, run.loss);
       if (k == 0 && fault_perturb_rank() == group.rank()) perturb_parameters(session);

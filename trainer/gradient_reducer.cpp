@@ -47,17 +47,22 @@ struct GradientReducer::Bucket {
 };
 
 // Runs after a parameter's AccumulateGrad node: its .grad (a view into the bucket) is final.
+// The hook cannot be taken off the node again, and the node outlives the reducer whenever
+// something else still holds it (a run's model is reused by the next run: InitialModel), so
+// the hook does nothing once its reducer is gone.
 class GradientReducer::ReadyHook final : public torch::autograd::FunctionPostHook {
  public:
-  ReadyHook(GradientReducer& reducer, size_t parameter) : reducer_(reducer), parameter_(parameter) {}
+  ReadyHook(GradientReducer& reducer, size_t parameter)
+      : reducer_(reducer), alive_(reducer.alive_), parameter_(parameter) {}
   torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
                                             const torch::autograd::variable_list& /*inputs*/) override {
-    reducer_.on_gradient_ready(parameter_);
+    if (!alive_.expired()) reducer_.on_gradient_ready(parameter_);
     return outputs;
   }
 
  private:
   GradientReducer& reducer_;
+  std::weak_ptr<const bool> alive_;
   size_t parameter_;
 };
 

@@ -70,6 +70,7 @@ class GradientReducer {
   std::vector<size_t> bucket_of_parameter_;
   std::vector<bool> ready_;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive: they carry our hooks
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // expires with the reducer
   size_t next_to_launch_ = 0;
   size_t launched_ = 0;
 };

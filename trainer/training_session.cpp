@@ -6,6 +6,7 @@
 
 #include "gpu_busy.hpp"
 #include "gradient_reducer.hpp"
+#include "initial_model.hpp"
 #include "mixed_precision.hpp"
 #include "nvtx_range.hpp"
 #include "optimizer_step.hpp"
@@ -75,9 +76,13 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   const ModelOptions model_options = model_options_from(o);
 
   // Same seed on every rank, and rank 0's values are broadcast anyway.
-  torch::manual_seed(run_seed);
-  model_ = build_model(o.model, model_options);
-  model_->to(setup_.device);
+  if (setup_.initial_model) {
+    model_ = setup_.initial_model->fresh();
+  } else {
+    torch::manual_seed(run_seed);
+    model_ = build_model(o.model, model_options);
+    model_->to(setup_.device);
+  }
   model_->train();
 
   // Every rank generates the global batch and keeps its own slice, so N ranks with batch

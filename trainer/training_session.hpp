@@ -1,4 +1,4 @@
-// One run: a freshly initialised model, its optimizer, its data and (world size > 1)
+// One run: a model at its initial parameters, its optimizer, its data and (world size > 1)
 // its gradient reducer; warm-up steps, then measured steps with every phase timed.
 //
 // --exec graph: after the warm-up (eager, on the session's own stream), one whole step
@@ -23,6 +23,7 @@
 namespace ddpscale {
 
 class GradientReducer;
+class InitialModel;
 class OptimizerStep;
 class StepClock;
 struct CapturedStep;  // --exec graph (CUDA graph builds only)
@@ -35,6 +36,9 @@ struct SessionSetup {
   torch::Device device = torch::kCPU;
   Communicator* comm = nullptr;  // null when world_size == 1: no communication code at all
   DeviceSampler* sampler = nullptr;  // samples the GPU during the measured steps (null: none)
+  // The configuration's model, reset to its initial parameters (null: the session builds
+  // its own from seed + run_index, as the tests' sessions do).
+  InitialModel* initial_model = nullptr;
 };
 
 class TrainingSession {
