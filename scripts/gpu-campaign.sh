@@ -6,8 +6,7 @@
 #   bash scripts/gpu-campaign.sh --status                            # progress, logs to $OUT
 # Steps, in order, each skipped once its marker says done: build and GPU tests, the
 # allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, ddpscale
-# against PyTorch DDP, eager against CUDA graphs with PyTorch DDP beside them (a second
-# build with -DDDPSCALE_CUDA_GRAPHS=ON), the seed study, the threshold study, float32
+# against PyTorch DDP, eager against CUDA graphs with PyTorch DDP beside them, the seed study, the threshold study, float32
 # against bfloat16. CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to
 # spend a short device session on the rest. A study folder already in
 # $CAMPAIGN_DIR/studies/ (e.g. one cut off in an earlier session, copied there) is
@@ -15,6 +14,9 @@
 # Studies are packed into $CAMPAIGN_DIR/*.tar.gz after each step so a cut-off campaign
 # still brings back what it measured.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# One build for every step, with --exec graph compiled in (a superset of the default build):
+# a second build cost minutes of a 30-minute device session.
+export DDPSCALE_CMAKE_ARGS="${DDPSCALE_CMAKE_ARGS:--DDDPSCALE_CUDA_GRAPHS=ON}"
 campaign="${CAMPAIGN_DIR:-/root/ddpscale-campaign}"
 mkdir -p "$campaign/studies"
 
@@ -72,7 +74,7 @@ step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
 [ -n "${CAMPAIGN_COMMBENCH:-}" ] && step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
 step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/phase-timing-overhead.sh"
 step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" bash "$DDPSCALE_ROOT/scripts/gpu-benchmark.sh"
-step 04-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUILD_DIR="$BUILD_DIR-graphs" \
+step 04-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUILD_DIR="$BUILD_DIR" GRAPHS_TESTS=0 \
   bash "$DDPSCALE_ROOT/scripts/gpu-graphs.sh"
 step 05-seed-study sweep experiments/seed-study.yaml seed-study
 step 06-thresholds sweep experiments/thresholds.yaml thresholds
