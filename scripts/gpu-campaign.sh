@@ -5,9 +5,9 @@
 #   setsid nohup bash scripts/gpu-campaign.sh >/dev/null 2>&1 &     # start (or continue)
 #   bash scripts/gpu-campaign.sh --status                            # progress, logs to $OUT
 # Steps, in order, each skipped once its marker says done: build and GPU tests, the
-# allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, ddpscale
-# against PyTorch DDP, eager against CUDA graphs with PyTorch DDP beside them, the seed study, the threshold study, float32
-# against bfloat16. CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to
+# allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, eager ddpscale
+# against PyTorch DDP in paired rounds, eager against CUDA graphs with PyTorch DDP beside
+# them, the seed study, the threshold study, float32 against bfloat16. CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to
 # spend a short device session on the rest. A study folder already in
 # $CAMPAIGN_DIR/studies/ (e.g. one cut off in an earlier session, copied there) is
 # continued, not repeated: every sweep runs with --resume.

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""scripts/paired_ratio.py on four synthetic rounds whose host speed drifts (factors 1.0, 0.5,
+0.8, 0.4 on both sides), with known answers:
+- mlp b8 on 1 GPU: ddpscale 1.6x PyTorch in every round -> 1.60x [1.60, 1.60], yes.
+- mlp b8 on 2 GPUs: log ratios 0.1, 0.3, 0.2, 0.4 -> mean 0.25, sd sqrt(0.05/3) = 0.12910;
+  t(0.975, 3) = 3.182 (textbook t table) -> half width 0.20540 -> exp: 1.28x [1.05, 1.58],
+  undecided against 1.5 (worked by hand).
+- mlp b16 on 1 GPU: 1.2x in every round -> no.
+- mlp b32 on 1 GPU: measured in round 1 only -> n/a, undecided (one round).
+A CUDA-graph row must be ignored: the paired comparison is about eager training.
+Exit 0 pass, 1 fail.
+"""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "paired_ratio.py")
+DRIFT = [1.0, 0.5, 0.8, 0.4]
+B8_W2_LOGS = [0.1, 0.3, 0.2, 0.4]
+
+
+def write_round(directory, index):
+    os.makedirs(os.path.join(directory, "report"))
+    d = DRIFT[index]
+    pytorch = {("mlp", 8, 1): 1000.0 * d, ("mlp", 8, 2): 1800.0 * d, ("mlp", 16, 1): 2000.0 * d}
+    ours = {("mlp", 8, 1): 1600.0 * d, ("mlp", 8, 2): 1800.0 * d * math.exp(B8_W2_LOGS[index]),
+            ("mlp", 16, 1): 2400.0 * d}
+    if index == 0:
+        pytorch[("mlp", 32, 1)] = 4000.0
+        ours[("mlp", 32, 1)] = 7000.0
+    with open(os.path.join(directory, "report", "summary.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, ["model", "batch_per_rank", "world_size", "exec", "samples_per_s_median"])
+        w.writeheader()
+        for (model, batch, world), sps in ours.items():
+            w.writerow({"model": model, "batch_per_rank": batch, "world_size": world, "exec": "eager",
+                        "samples_per_s_median": sps})
+        w.writerow({"model": "mlp", "batch_per_rank": 8, "world_size": 1, "exec": "graph", "samples_per_s_median": 1e6})
+    with open(os.path.join(directory, "pytorch-1gpu.jsonl"), "w") as f:
+        f.write("a line that is not JSON, as torchrun prints\n")
+        for (model, batch, world), sps in pytorch.items():
+            f.write(json.dumps({"model": model, "batch_per_gpu": batch, "world_size": world, "samples_per_s": sps}) + "\n")
+
+
+def main():
+    tmp = tempfile.mkdtemp()
+    rounds = [os.path.join(tmp, f"round-{i + 1}") for i in range(len(DRIFT))]
+    for i, directory in enumerate(rounds):
+        write_round(directory, i)
+    out = subprocess.run([sys.executable, SCRIPT, *rounds], capture_output=True, text=True, check=True).stdout
+    print(out)
+    expected = ["| mlp | 8 | 1 | 4 | 1.60, 1.60, 1.60, 1.60 | 1.60x [1.60, 1.60] | yes |",
+                "| mlp | 16 | 1 | 4 | 1.20, 1.20, 1.20, 1.20 | 1.20x [1.20, 1.20] | no |",
+                "| mlp | 32 | 1 | 1 | 1.75 | 1.75x n/a | undecided (one round) |",
+                "| mlp | 8 | 2 | 4 | 1.11, 1.35, 1.22, 1.49 | 1.28x [1.05, 1.58] | undecided |",
+                "4 configurations over 4 rounds: 1 yes, 1 no, 2 undecided"]
+    missing = [line for line in expected if line not in out]
+    for line in missing:
+        print("missing:", line)
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
