@@ -13,6 +13,16 @@ std::vector<torch::Tensor> state_of(Model& model) {
   return state;
 }
 
+// Pinned memory restores 2 GB (mlp@500M) several times faster than pageable memory, but a
+// host may refuse to pin that much (locked-memory limits); restoring is then only slower.
+torch::Tensor pinned_if_possible(const torch::Tensor& host) {
+  try {
+    return host.pin_memory();
+  } catch (const std::exception&) {
+    return host;
+  }
+}
+
 }  // namespace
 
 InitialModel::InitialModel(std::string name, const ModelOptions& options, uint64_t seed, torch::Device device)
@@ -33,8 +43,7 @@ void InitialModel::build() {
   std::vector<torch::Tensor> initial;
   for (const auto& t : state_of(*model)) {
     auto copy = t.detach().to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
-    // Pinned: restoring 2 GB (mlp@500M) from pageable memory would take several times longer.
-    initial.push_back(device_.is_cuda() ? copy.pin_memory() : copy);
+    initial.push_back(device_.is_cuda() ? pinned_if_possible(copy) : copy);
   }
   // Kept only once everything succeeded: a build that ran out of memory is retried next run.
   initial_ = std::move(initial);
