@@ -661,6 +661,41 @@ class ReportBuilder {
   }
 
   // ---- 9. Methodology -----------------------------------------------------------------
+  // "commit (N configurations, finished FIRST to LAST)" per build, in order of first finish:
+  // a study continued with --resume may have been measured by several builds.
+  std::string builds_text() const {
+    struct Build {
+      size_t configs = 0;
+      std::string first, last;
+    };
+    std::map<std::string, Build> builds;
+    size_t unrecorded = 0;
+    for (const ConfigRecord& record : study_.configs) {
+      if (record.git_commit.empty()) {
+        ++unrecorded;
+        continue;
+      }
+      Build& b = builds[record.git_commit];
+      ++b.configs;
+      if (b.first.empty() || record.finished_utc < b.first) b.first = record.finished_utc;
+      if (record.finished_utc > b.last) b.last = record.finished_utc;
+    }
+    std::vector<std::pair<std::string, Build>> ordered(builds.begin(), builds.end());
+    std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+    std::string text;
+    for (const auto& [commit, b] : ordered) {
+      text += (text.empty() ? "" : "; ") + commit + " (" + std::to_string(b.configs) +
+              (b.configs == 1 ? " configuration" : " configurations");
+      if (!b.first.empty()) text += ", finished " + (b.first == b.last ? b.first : b.first + " to " + b.last);
+      text += ")";
+    }
+    if (unrecorded > 0)
+      text += (text.empty() ? "" : "; ") + std::string("not recorded for ") + std::to_string(unrecorded) +
+              (unrecorded == 1 ? " configuration" : " configurations") + " (files written before the build was stored "
+              "per configuration; the study's own commit is in section 2)";
+    return text;
+  }
+
   void methodology() {
     doc_.heading("9. Methodology and reproducibility");
     std::set<std::string> plans;
@@ -676,7 +711,9 @@ class ReportBuilder {
     std::string plan_text;
     for (const auto& p : plans) plan_text += (plan_text.empty() ? "" : "; ") + p;
     doc_.bullets({
-        "Runs per configuration: " + plan_text + "; each run starts from a freshly initialised model (seed + run).",
+        "Runs per configuration: " + plan_text + "; run k's data and dropout come from seed + k (initial "
+            "parameters: docs/methodology.md, \"What one run is\").",
+        "Builds that measured the configurations: " + builds_text() + ".",
         "Outliers: modified Z-score (Iglewicz and Hoaglin) of run throughputs above 3.5 removed: " +
             std::to_string(outliers) + " runs in all, counted per configuration in section 4.",
         "Failed runs (excluded, counted): " + std::to_string(failed) + ".",

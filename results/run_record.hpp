@@ -69,6 +69,10 @@ struct ConfigRecord {
   std::string id;  // stable name derived from the parameters, also the file name stem
   ConfigParams params;
   std::vector<RunRecord> runs;
+  // Which build measured it and when it finished (ISO 8601): a resumed study can mix builds.
+  // Empty for files written before these were stored.
+  std::string git_commit;
+  std::string finished_utc;
 };
 
 // Facts about the machine and software that produced a study.

@@ -669,6 +669,8 @@ void write_config(const std::string& dir, const ConfigRecord& record) {
     throw StoreError(path + ": configuration id '" + record.id + "' cannot be a file name");
   write_atomically(path, kConfigurationKind, [&](const H5Io& io, hid_t file) {
     io.put_string(file, "config_id", record.id);
+    if (!record.git_commit.empty()) io.put_string(file, "git_commit", record.git_commit);
+    if (!record.finished_utc.empty()) io.put_string(file, "finished_utc", record.finished_utc);
     write_params(io, file, record.params);
     H5Group runs = io.create_group(file, "runs");
     for (const auto& run : record.runs) write_run(io, runs.get(), run);
@@ -680,6 +682,9 @@ ConfigRecord read_config(const std::string& path) {
   const H5Io io(path);
   ConfigRecord record;
   record.id = io.get_string(file.get(), "config_id");
+  // Optional: files written before they existed lack them (schema version unchanged).
+  if (io.has_attribute(file.get(), "git_commit")) record.git_commit = io.get_string(file.get(), "git_commit");
+  if (io.has_attribute(file.get(), "finished_utc")) record.finished_utc = io.get_string(file.get(), "finished_utc");
   record.params = read_params(io, file.get());
   H5Group runs = io.open_group(file.get(), "runs");
   for (const auto& name : io.member_names(runs.get())) record.runs.push_back(read_run(io, runs.get(), name));

@@ -18,6 +18,7 @@ Exit 0: all good; 1: a check failed (every failure is printed); 77: h5py or nump
 import argparse
 import math
 import os
+import re
 import sys
 
 try:
@@ -165,6 +166,11 @@ def check_config_file(path, expect, failures):
             root = attrs_dict(f)
             failures.expect(root.get("config_id") == name[:-3],
                             f"{name}: config_id attribute {root.get('config_id')!r} is not the file name stem")
+            # Which build measured it and when: a resumed study can mix builds.
+            failures.expect(re.fullmatch(r"[0-9a-f]{7,40}|unknown", root.get("git_commit", "")) is not None,
+                            f"{name}: git_commit attribute {root.get('git_commit')!r} is not a commit")
+            failures.expect(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", root.get("finished_utc", "")) is not None,
+                            f"{name}: finished_utc attribute {root.get('finished_utc')!r} is not an ISO 8601 UTC time")
             p = attrs_dict(f["params"])
             key = (p["model"], int(p["batch_per_rank"]), int(p["world_size"]))
             world = key[2]

@@ -642,6 +642,29 @@ TEST(ReportFiles, NoEagerAgainstGraphTableWithoutGraphRuns) {
   EXPECT_FALSE(contains(markdown_report(study, analyze_study(study.configs), out.path()), "Eager against CUDA graph"));
 }
 
+// A study continued with --resume by another build says which build measured what.
+TEST(ReportFiles, SectionNineNamesTheBuildsThatMeasuredTheStudy) {
+  TempDir out;
+  ConfigRecord first = make_config("mlp", 1000, 8, 1, {100, 101});
+  first.git_commit = "4bcd4d2";
+  first.finished_utc = "2026-11-23T01:30:00Z";
+  ConfigRecord second = make_config("mlp", 1000, 8, 2, {180, 181});
+  second.git_commit = "e5daaef";
+  second.finished_utc = "2026-11-23T05:40:00Z";
+  ConfigRecord third = make_config("mlp", 1000, 16, 2, {180, 181});
+  third.id = "mlp_b16_w2";
+  third.git_commit = "e5daaef";
+  third.finished_utc = "2026-11-23T05:44:25Z";
+  ConfigRecord old = make_config("mlp", 1000, 16, 1, {100, 101});
+  old.id = "mlp_b16_w1";
+  const LoadedStudy study = in_memory_study({third, old, second, first});
+  const std::string md = markdown_report(study, analyze_study(study.configs), out.path());
+  EXPECT_TRUE(contains(md, "Builds that measured the configurations: 4bcd4d2 (1 configuration, finished "
+                           "2026-11-23T01:30:00Z); e5daaef (2 configurations, finished 2026-11-23T05:40:00Z to "
+                           "2026-11-23T05:44:25Z); not recorded for 1 configuration"))
+      << md;
+}
+
 TEST(ReportFiles, OneSuccessfulRunHasNoIntervalAndFailedRunsAreCountedAndListed) {
   TempDir out;
   ConfigRecord solo = make_config("mlp", 1000, 8, 1, {100});

@@ -122,6 +122,24 @@ TEST_F(RunStore, AllreduceDtypeRoundTrips) {
   EXPECT_FALSE(same_params(back.params, testing_samples::sample_config().params));  // float32 is another config
 }
 
+// Which build measured a configuration travels with it; older files have neither attribute.
+TEST_F(RunStore, BuildAndFinishTimeRoundTripAndAreOptional) {
+  ConfigRecord record = testing_samples::sample_config();
+  record.git_commit = "e5daaef";
+  record.finished_utc = "2026-11-23T05:44:25Z";
+  write_config(dir.string(), record);
+  ConfigRecord back = read_config((dir / (record.id + ".h5")).string());
+  EXPECT_EQ(back.git_commit, "e5daaef");
+  EXPECT_EQ(back.finished_utc, "2026-11-23T05:44:25Z");
+
+  record.git_commit.clear();
+  record.finished_utc.clear();
+  write_config(dir.string(), record);  // as files written before the attributes existed
+  back = read_config((dir / (record.id + ".h5")).string());
+  EXPECT_EQ(back.git_commit, "");
+  EXPECT_EQ(back.finished_utc, "");
+}
+
 // A run that failed early: one rank measured 2 steps, the other none, no NVML samples.
 TEST_F(RunStore, FailedRunWithUnevenRanksKeepsEachRanksLength) {
   ConfigRecord record = testing_samples::sample_config();

@@ -389,6 +389,8 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
         record.params.nccl_profile = config.nccl_profile;
         record.params.nccl_variables = nccl_variables_in_effect();
         record.id = config_id(record.params);
+        record.git_commit = build_git_commit();
+        record.finished_utc = utc_now_iso8601();
         StoringGuard storing;
         const bool any_ok = std::any_of(record.runs.begin(), record.runs.end(),
                                         [](const RunRecord& run) { return run.status == RunStatus::ok; });

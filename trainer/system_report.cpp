@@ -35,7 +35,9 @@ std::string nccl_version() {
 #endif
 }
 
-static std::string utc_now_iso8601() {
+std::string build_git_commit() { return DDPSCALE_GIT_COMMIT; }
+
+std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
