@@ -48,7 +48,7 @@ void add_train_options(cxxopts::Options& options) {
                           "and back after it: half the bytes, bf16 rounding of the averaged gradient)",
        cxxopts::value<std::string>()->default_value("float32"));
   options.add_options("measurement")
-      ("r,runs", "runs, each from a freshly initialised model", cxxopts::value<int>()->default_value("5"))
+      ("r,runs", "runs, each from the same initial parameters with its own data and dropout", cxxopts::value<int>()->default_value("5"))
       ("warmup", "untimed steps per run", cxxopts::value<int>()->default_value("10"))
       ("steps", "measured steps per run", cxxopts::value<int>()->default_value("100"))
       ("seed", "initial parameters of every run; run k uses seed+k for dropout and data", cxxopts::value<uint64_t>()->default_value("42"))
