@@ -40,8 +40,10 @@ set_tests_properties(slurm_study PROPERTIES LABELS slurm
 
 # The shipped specs parse, validate and expand to the grids experiments/README.md describes
 # (--dry-run measures nothing): quick 2x2x2, seed study 4x5x2 + 6x2, reference 2x5x2,
-# thresholds 9x3x2 + 5x3x2 + 2x2 + 3x1x2, NCCL profiles 2x3x2 per profile, precision 2x3x2x2.
-foreach(spec_and_count quick:8 seed-study:52 reference-comparison:20 thresholds:94 nccl-profiles:12 precision:24)
+# thresholds 9x3x2 + 5x3x2 + 2x2 + 3x1x2, strong-scaling thresholds 9x3x2 + 5x3x2 + 2x2,
+# NCCL profiles 2x3x2 per profile, precision 2x3x2x2.
+foreach(spec_and_count quick:8 seed-study:52 reference-comparison:20 thresholds:94 thresholds-strong:88 nccl-profiles:12
+        precision:24)
   string(REPLACE ":" ";" spec_and_count ${spec_and_count})
   list(GET spec_and_count 0 spec)
   list(GET spec_and_count 1 count)

@@ -63,7 +63,10 @@ int main(int argc, char** argv) {
     std::string program = std::string("ddpscale ") + c.name;
     std::vector<char*> args(argv + 1, argv + argc);
     args[0] = program.data();
-    return c.run(static_cast<int>(args.size()), args.data());
+    // argv[argc] must be NULL: started without mpirun, OpenMPI's MPI_Init walks argv to the
+    // NULL to build the singleton's command line, and without it read past the end (SIGSEGV).
+    args.push_back(nullptr);
+    return c.run(static_cast<int>(args.size()) - 1, args.data());
   }
   std::fprintf(stderr, "ddpscale: unknown command '%s'\n\n", argv[1]);
   print_usage(stderr);
