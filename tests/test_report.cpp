@@ -635,6 +635,22 @@ TEST(ReportFiles, EagerAgainstGraphShowsTheGpuBusyFloor) {
   }
 }
 
+// Profiled in both modes, the smaller floor is the tighter one: waits inflate either. Eager
+// 400/300 us and graph 170/250 us per rank: floors 300 and 170 us, the table uses 0.170 ms
+// (eager 1020 us is 6.00x over it, the graph's 255 us 1.50x).
+TEST(ReportFiles, EagerAgainstGraphUsesTheSmallerOfTwoFloors) {
+  TempDir out;
+  ConfigRecord eager = make_config("mlp", 1000, 8, 2, {100, 100, 100});
+  ConfigRecord graph = as_graph(make_config("mlp", 1000, 8, 2, {350, 350, 350}), 0.25f);
+  for (RunRecord& run : eager.runs)
+    for (RankTimings& rank : run.ranks) rank.gpu_busy_us = {rank.rank == 0 ? 400.0f : 300.0f};
+  for (RunRecord& run : graph.runs)
+    for (RankTimings& rank : run.ranks) rank.gpu_busy_us = {rank.rank == 0 ? 170.0f : 250.0f};
+  const LoadedStudy study = in_memory_study({eager, graph});
+  const std::string md = markdown_report(study, analyze_study(study.configs), out.path());
+  EXPECT_TRUE(contains(md, "| 0.170 | 6.00x | 1.50x |")) << md;
+}
+
 TEST(ReportFiles, NoEagerAgainstGraphTableWithoutGraphRuns) {
   TempDir out;
   const LoadedStudy study = in_memory_study({make_config("mlp", 1000, 8, 1, {100, 101}),
