@@ -172,6 +172,7 @@ class ReportBuilder {
       items.push_back(item + ".");
     }
     if (!items.empty()) doc_.bullets(items);
+    superlinear_caution();
     for (const auto& [group, be] : a_.break_even) doc_.paragraph(break_even_sentence(group, be));
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
@@ -181,6 +182,31 @@ class ReportBuilder {
     doc_.paragraph(std::to_string(a_.configs.size()) + " configurations, " + std::to_string(total) + " runs, " +
                    std::to_string(failed) + " failed (" + percent(total ? double(total - failed) / total : kNaN) +
                    " success rate); failed runs are listed in section 9 and excluded from every statistic.");
+  }
+
+  // Under weak scaling every rank does the 1-rank configuration's work plus communication,
+  // so N ranks cannot be more than N times as fast unless the two were measured under
+  // different conditions: on the 2-GPU machine the host's speed drifted 2.5x within minutes
+  // (docs/benchmarks.md, 2026-11-23), and eager steps are host work. Said where the whole
+  // interval lies above N, so noise alone does not raise it.
+  void superlinear_caution() {
+    std::vector<std::string> items;
+    for (const Comparison& c : a_.comparisons) {
+      const ConfigParams& p = cfg(c.n_gpu).params;
+      if (p.scaling != "weak" || !c.speedup.speedup_ci.valid() || c.speedup.speedup_ci.low <= p.world_size) continue;
+      items.push_back(p.model + " at batch " + std::to_string(p.batch_per_rank) + " per rank (" + variant_of(p) +
+                      "): " + speedup_text(c.speedup) + " on " + std::to_string(p.world_size) + " ranks, efficiency " +
+                      percent(c.speedup.speedup / p.world_size));
+    }
+    if (items.empty()) return;
+    doc_.paragraph("**Caution:** " + std::to_string(items.size()) +
+                   (items.size() == 1 ? " comparison is" : " comparisons are") +
+                   " faster than linear under weak scaling, with the whole 95% interval above the rank count. "
+                   "Data parallelism cannot do that with the same per-rank work, so the 1-rank and N-rank "
+                   "configurations ran under different conditions (for example the host's speed drifting "
+                   "between them, which moves host-bound eager steps). Treat these speedups as unreliable and "
+                   "measure them again close together:");
+    doc_.bullets(items);
   }
 
   std::string break_even_sentence(const ThresholdGroup& group, const BreakEven& be) const {

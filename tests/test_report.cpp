@@ -658,6 +658,30 @@ TEST(ReportFiles, NoEagerAgainstGraphTableWithoutGraphRuns) {
   EXPECT_FALSE(contains(markdown_report(study, analyze_study(study.configs), out.path()), "Eager against CUDA graph"));
 }
 
+// Weak scaling cannot beat N times one rank: a speedup whose whole interval lies above the
+// rank count is called out (2.5x on 2 ranks), while one merely near 2x (1.98x, interval
+// reaching above 2) and a strong-scaling one (2.5x, which caches can explain) are not.
+TEST(ReportFiles, SuperlinearWeakScalingIsCalledOut) {
+  TempDir out;
+  ConfigRecord fast_one = make_config("mlp", 1000, 8, 1, {100, 101, 99});
+  ConfigRecord fast_two = make_config("mlp", 1000, 8, 2, {250, 251, 249});
+  ConfigRecord near_one = make_config("mlp", 1000, 16, 1, {100, 110, 90});
+  ConfigRecord near_two = make_config("mlp", 1000, 16, 2, {198, 218, 178});
+  ConfigRecord strong_one = make_config("mlp", 1000, 64, 1, {100, 101, 99}, "strong");
+  ConfigRecord strong_two = make_config("mlp", 1000, 64, 2, {250, 251, 249}, "strong");
+  strong_two.params.global_batch = 64;
+  strong_two.params.batch_per_rank = 32;
+  for (ConfigRecord* c : {&near_one, &near_two}) c->id += "_b16";
+  for (ConfigRecord* c : {&strong_one, &strong_two}) c->id += "_strong";
+  const LoadedStudy study = in_memory_study({fast_one, fast_two, near_one, near_two, strong_one, strong_two});
+  const std::string md = markdown_report(study, analyze_study(study.configs), out.path());
+  EXPECT_TRUE(contains(md, "**Caution:** 1 comparison is faster than linear under weak scaling")) << md;
+  EXPECT_TRUE(contains(md, "- mlp at batch 8 per rank (weak scaling")) << md;
+  EXPECT_FALSE(contains(md, "- mlp at batch 16 per rank")) << md;
+  EXPECT_FALSE(contains(md, "- mlp at batch 32 per rank")) << md;
+  EXPECT_FALSE(contains(md, "- mlp at batch 64 per rank")) << md;
+}
+
 // A study continued with --resume by another build says which build measured what.
 TEST(ReportFiles, SectionNineNamesTheBuildsThatMeasuredTheStudy) {
   TempDir out;
