@@ -32,7 +32,8 @@ enum class RunStatus { ok, failed };
 
 struct RunRecord {
   int index = 0;             // run k of the configuration
-  uint64_t seed = 0;         // seed + k: model init, dropout and data
+  uint64_t seed = 0;         // seed + k: dropout and data (initial parameters: the configuration's seed)
+  int64_t start_unix_ms = 0; // when the run started (Unix time, ms, rank 0's clock); 0 where not stored
   RunStatus status = RunStatus::ok;
   std::string failure;       // why, when failed ("NaN loss at step 17", "out of memory at batch 4096")
   double samples_per_second = 0;  // global samples / wall time of the measured steps, slowest rank

@@ -530,6 +530,7 @@ void write_run(const H5Io& io, hid_t runs, const RunRecord& run) {
   H5Group g = io.create_group(runs, run_group_name(run.index));
   io.put_int(g.get(), "index", run.index);
   io.put_uint(g.get(), "seed", run.seed);
+  if (run.start_unix_ms > 0) io.put_int(g.get(), "start_unix_ms", run.start_unix_ms);
   io.put_string(g.get(), "status", status_text(run.status));
   io.put_string(g.get(), "failure", run.failure);
   io.put_double(g.get(), "samples_per_second", run.samples_per_second);
@@ -560,6 +561,8 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
   RunRecord run;
   run.index = static_cast<int>(io.get_int(g.get(), "index"));
   run.seed = io.get_uint(g.get(), "seed");
+  // Optional: files written before it existed lack it (schema version unchanged).
+  if (io.has_attribute(g.get(), "start_unix_ms")) run.start_unix_ms = io.get_int(g.get(), "start_unix_ms");
   run.status = parse_status(io, name, io.get_string(g.get(), "status"));
   run.failure = io.get_string(g.get(), "failure");
   run.samples_per_second = io.get_double(g.get(), "samples_per_second");

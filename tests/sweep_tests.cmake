@@ -30,6 +30,13 @@ add_test(NAME sweep_soak_kill_resume
 set_tests_properties(sweep_soak_kill_resume PROPERTIES LABELS "mpi;study"
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
+# interleave_runs: twins alternate run by run (A B B A), read back from the runs' start times.
+add_test(NAME sweep_interleave
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/interleave_test.sh $<TARGET_FILE:ddpscale>
+                 ${ddpscale_studies_dir}/interleave -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_interleave PROPERTIES LABELS "mpi;study"
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
 # A one-node SLURM cluster on localhost (root; munge + slurmctld + slurmd) runs
 # slurm/study.sbatch on tests/specs/tiny.yaml. 77 (skipped) where SLURM cannot start.
 add_test(NAME slurm_study

@@ -122,15 +122,19 @@ TEST_F(RunStore, AllreduceDtypeRoundTrips) {
   EXPECT_FALSE(same_params(back.params, testing_samples::sample_config().params));  // float32 is another config
 }
 
-// Which build measured a configuration travels with it; older files have neither attribute.
-TEST_F(RunStore, BuildAndFinishTimeRoundTripAndAreOptional) {
+// Which build measured a configuration and when each run started travel with it; older files
+// have none of these attributes.
+TEST_F(RunStore, BuildAndTimesRoundTripAndAreOptional) {
   ConfigRecord record = testing_samples::sample_config();
   record.git_commit = "e5daaef";
   record.finished_utc = "2026-11-23T05:44:25Z";
+  record.runs[0].start_unix_ms = 1795412665123;
   write_config(dir.string(), record);
   ConfigRecord back = read_config((dir / (record.id + ".h5")).string());
   EXPECT_EQ(back.git_commit, "e5daaef");
   EXPECT_EQ(back.finished_utc, "2026-11-23T05:44:25Z");
+  EXPECT_EQ(back.runs[0].start_unix_ms, 1795412665123);
+  EXPECT_EQ(back.runs[1].start_unix_ms, 0);  // not stored: reads as unknown
 
   record.git_commit.clear();
   record.finished_utc.clear();

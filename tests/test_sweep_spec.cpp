@@ -31,6 +31,16 @@ TEST(SweepSpec, ParsesTheGridAndDefaults) {
                SpecError);
 }
 
+// Interleaving twins' runs is opt-in, and only true or false are accepted.
+TEST(SweepSpec, InterleaveRunsIsABooleanOffByDefault) {
+  const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\n";
+  EXPECT_FALSE(parse_sweep_spec(grid, "s.yaml").interleave_runs);
+  EXPECT_TRUE(parse_sweep_spec(grid + "interleave_runs: true\n", "s.yaml").interleave_runs);
+  EXPECT_NE(error_of(grid + "interleave_runs: sometimes\n").find("key 'interleave_runs': expected true or false"),
+            std::string::npos)
+      << error_of(grid + "interleave_runs: sometimes\n");
+}
+
 TEST(SweepSpec, UnknownKeyNamesFileLineAndKey) {
   EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\nbatch_size: 3\n"),
             "spec.yaml:4: key 'batch_size': unknown key (see experiments/README.md for the keys)");

@@ -1,5 +1,6 @@
 #include "config_runner.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -116,75 +117,97 @@ std::string describe_failure(std::string what, const TrainOptions& options, int 
 
 }  // namespace
 
+static torch::Device torch_device_of(const DeviceChoice& device) {
+  return device.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.device_index))
+                     : torch::Device(torch::kCPU);
+}
+
+std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, const DeviceChoice& device) {
+  return std::make_shared<InitialModel>(options.model, model_options_from(options), options.seed,
+                                        torch_device_of(device));
+}
+
+// Every 10 ms: enough readings in a window of 100 steps of 1 ms, and a thread that wakes this
+// seldom costs the host-bound step nothing measurable.
+ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
+                                     const DeviceChoice& device, std::shared_ptr<InitialModel> model)
+    : options_(options),
+      group_(group),
+      comm_(comm),
+      device_(device),
+      model_(model ? std::move(model) : make_initial_model(options, device)),
+      sampler_(std::make_unique<DeviceSampler>(device.cuda ? nvml_probe(device.device_index) : SampleProbe{},
+                                               std::chrono::milliseconds(10))) {
+  record_.params = config_params(options, group.size(),
+                                 describe_model(options.model, model_options_from(options)).parameters, device.cuda);
+  record_.id = config_id(record_.params);
+}
+
+ConfigurationRuns::~ConfigurationRuns() = default;
+
+void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
+  const int k = next_++;
+  RunRecord run;
+  run.index = k;
+  run.seed = options_.seed + static_cast<uint64_t>(k);
+  run.start_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  RankTimings timings;
+  timings.rank = group_.rank();
+  std::string failure;
+  std::pair<double, double> checksum{0, 0};
+  reset_peak_memory(device_);
+  try {
+    SessionSetup setup;
+    setup.options = options_;
+    setup.options.phase_timing = phase_timed_run(options_, k);
+    setup.run_index = k;
+    setup.rank = group_.rank();
+    setup.world_size = group_.size();
+    setup.device = torch_device_of(device_);
+    setup.comm = comm_;
+    setup.sampler = sampler_->enabled() ? sampler_.get() : nullptr;
+    setup.initial_model = model_.get();
+    TrainingSession session(setup);
+    session.run(timings, run.loss);
+    if (k == 0 && fault_perturb_rank() == group_.rank()) perturb_parameters(session);
+    checksum = session.parameter_checksum();
+    const int bad = first_non_finite(run.loss);
+    if (bad >= 0) {
+      const float value = run.loss[static_cast<size_t>(bad)];
+      failure = std::string("non-finite loss (") + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
+                ") at measured step " + std::to_string(bad);
+    }
+  } catch (const std::bad_alloc&) {
+    failure = describe_failure("std::bad_alloc", options_, group_.size());
+  } catch (const std::exception& e) {
+    failure = describe_failure(e.what(), options_, group_.size());
+  }
+  timings.peak_memory_bytes = peak_memory_bytes(device_);
+
+  if (any_rank_failed(group_, !failure.empty(), failure)) {
+    run.status = RunStatus::failed;
+    run.failure = failure;
+  } else if (const std::string diverged = replicas_disagree(group_, checksum); !diverged.empty()) {
+    run.status = RunStatus::failed;
+    run.failure = diverged;
+  }
+  auto all = gather_rank_timings(group_, timings);
+  const double slowest_wall = max_over_group(group_, timings.wall_seconds);
+  if (run.status == RunStatus::ok && slowest_wall > 0)
+    run.samples_per_second = static_cast<double>(record_.params.global_batch) * options_.steps / slowest_wall;
+  if (group_.rank() == 0) {
+    run.ranks = std::move(all);
+    if (on_run_done) on_run_done(run);
+    record_.runs.push_back(std::move(run));
+  }
+}
+
 ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
                                const DeviceChoice& device, const RunDoneCallback& on_run_done) {
-  const int world = group.size();
-  const torch::Device torch_device = device.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.device_index))
-                                                 : torch::Device(torch::kCPU);
-  ConfigRecord record;
-  record.params = config_params(options, world, describe_model(options.model, model_options_from(options)).parameters,
-                                device.cuda);
-  record.id = config_id(record.params);
-
-  // Every 10 ms: enough readings in a window of 100 steps of 1 ms, and a thread that
-  // wakes this seldom costs the host-bound step nothing measurable.
-  DeviceSampler sampler(device.cuda ? nvml_probe(device.device_index) : SampleProbe{}, std::chrono::milliseconds(10));
-  InitialModel initial_model(options.model, model_options_from(options), options.seed, torch_device);
-  for (int k = 0; k < options.runs; ++k) {
-    RunRecord run;
-    run.index = k;
-    run.seed = options.seed + static_cast<uint64_t>(k);
-    RankTimings timings;
-    timings.rank = group.rank();
-    std::string failure;
-    std::pair<double, double> checksum{0, 0};
-    reset_peak_memory(device);
-    try {
-      SessionSetup setup;
-      setup.options = options;
-      setup.options.phase_timing = phase_timed_run(options, k);
-      setup.run_index = k;
-      setup.rank = group.rank();
-      setup.world_size = world;
-      setup.device = torch_device;
-      setup.comm = comm;
-      setup.sampler = sampler.enabled() ? &sampler : nullptr;
-      setup.initial_model = &initial_model;
-      TrainingSession session(setup);
-      session.run(timings, run.loss);
-      if (k == 0 && fault_perturb_rank() == group.rank()) perturb_parameters(session);
-      checksum = session.parameter_checksum();
-      const int bad = first_non_finite(run.loss);
-      if (bad >= 0) {
-        const float value = run.loss[static_cast<size_t>(bad)];
-        failure = std::string("non-finite loss (") + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
-                  ") at measured step " + std::to_string(bad);
-      }
-    } catch (const std::bad_alloc&) {
-      failure = describe_failure("std::bad_alloc", options, world);
-    } catch (const std::exception& e) {
-      failure = describe_failure(e.what(), options, world);
-    }
-    timings.peak_memory_bytes = peak_memory_bytes(device);
-
-    if (any_rank_failed(group, !failure.empty(), failure)) {
-      run.status = RunStatus::failed;
-      run.failure = failure;
-    } else if (const std::string diverged = replicas_disagree(group, checksum); !diverged.empty()) {
-      run.status = RunStatus::failed;
-      run.failure = diverged;
-    }
-    auto all = gather_rank_timings(group, timings);
-    const double slowest_wall = max_over_group(group, timings.wall_seconds);
-    if (run.status == RunStatus::ok && slowest_wall > 0)
-      run.samples_per_second = static_cast<double>(record.params.global_batch) * options.steps / slowest_wall;
-    if (group.rank() == 0) {
-      run.ranks = std::move(all);
-      if (on_run_done) on_run_done(run);
-      record.runs.push_back(std::move(run));
-    }
-  }
-  return record;
+  ConfigurationRuns runs(options, group, comm, device);
+  while (!runs.done()) runs.run_next(on_run_done);
+  return runs.take_record();
 }
 
 }  // namespace ddpscale

@@ -17,10 +17,12 @@
 #include "commbench.hpp"
 #include "config_runner.hpp"
 #include "device_choice.hpp"
+#include "initial_model.hpp"
 #include "model_registry.hpp"
 #include "mpi_context.hpp"
 #include "run_store.hpp"
 #include "run_summary.hpp"
+#include "study_analysis.hpp"
 #include "system_report.hpp"
 #include "train_options.hpp"
 #include "training_session.hpp"
@@ -275,6 +277,15 @@ CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
 
 // --dry-run: what the spec expands to, in the order it would run, and how much training
 // that is (steps are per rank; every run also builds and initialises its model).
+// A 1-rank configuration and an N-rank one that the report compares (study_analysis's
+// twin_key) and that start from the same model: the pair a sweep may interleave.
+bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda) {
+  const TrainOptions& x = a.options;
+  const TrainOptions& y = b.options;
+  if ((x.world_size == 1) == (y.world_size == 1) || x.runs != y.runs || x.seed != y.seed) return false;
+  return twin_key(params_of(a, on_cuda)) == twin_key(params_of(b, on_cuda));
+}
+
 void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda) {
   std::printf("# %s: %zu configurations in run order\n", spec.name.c_str(), configs.size());
   std::printf("%-4s %-72s %5s %8s %9s\n", "#", "configuration", "runs", "steps", "samples");
@@ -289,6 +300,9 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
     total_steps += steps;
   }
   std::printf("# total: %lld runs, %lld steps (warm-up included)\n", total_runs, total_steps);
+  if (spec.interleave_runs)
+    std::printf("# interleave_runs: each 1-rank configuration and its N-rank twin next to it alternate run by "
+                "run (A B B A ...)\n");
 }
 
 }  // namespace
@@ -377,39 +391,63 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
                  total_runs, configs.empty() ? "default" : configs.front().nccl_profile.c_str(), options.out_dir.c_str());
 
   std::vector<std::string> without_ok_run;  // rank 0: configurations whose every run failed
+  // Rank 0 stores a finished configuration; returns its summary line for the progress output.
+  const auto store = [&](const SweepConfig& config, ConfigRecord record) {
+    record.params.nccl_profile = config.nccl_profile;
+    record.params.nccl_variables = nccl_variables_in_effect();
+    record.id = config_id(record.params);
+    record.git_commit = build_git_commit();
+    record.finished_utc = utc_now_iso8601();
+    StoringGuard storing;
+    const bool any_ok = std::any_of(record.runs.begin(), record.runs.end(),
+                                    [](const RunRecord& run) { return run.status == RunStatus::ok; });
+    if (!any_ok) without_ok_run.push_back(record.id);
+    try {
+      write_config(options.out_dir, record);
+      return config_summary_line(record);
+    } catch (const std::exception& e) {
+      store_error = one_line(e.what());
+      return std::string();
+    }
+  };
+  const auto on_run_done = [&](const RunRecord&) { progress.run_done(); };
   for (size_t i = 0; i < configs.size(); ++i) {
     if (skip[i]) continue;
-    const auto& config = configs[i];
-    const int w = config.options.world_size;
-    std::string note;
-    if (groups[w]) {
-      ConfigRecord record = run_configuration(config.options, *groups[w], comms[w].get(), device,
-                                              [&](const RunRecord&) { progress.run_done(); });
-      if (leader) {
-        record.params.nccl_profile = config.nccl_profile;
-        record.params.nccl_variables = nccl_variables_in_effect();
-        record.id = config_id(record.params);
-        record.git_commit = build_git_commit();
-        record.finished_utc = utc_now_iso8601();
-        StoringGuard storing;
-        const bool any_ok = std::any_of(record.runs.begin(), record.runs.end(),
-                                        [](const RunRecord& run) { return run.status == RunStatus::ok; });
-        if (!any_ok) without_ok_run.push_back(record.id);
-        try {
-          write_config(options.out_dir, record);
-          note = config_summary_line(record);
-        } catch (const std::exception& e) {
-          store_error = one_line(e.what());
+    // With interleave_runs, a 1-rank configuration and its N-rank twin next to it alternate
+    // run by run (A B B A ...), so a drift of the machine moves both halves of the speedup.
+    const bool interleave = spec.interleave_runs && i + 1 < configs.size() && !skip[i + 1] &&
+                            run_twins(configs[i], configs[i + 1], device.cuda);
+    const size_t members = interleave ? 2 : 1;
+    std::vector<std::unique_ptr<ConfigurationRuns>> runs(members);
+    std::shared_ptr<InitialModel> shared_model;  // twins start from the same parameters: one copy
+    for (size_t m = 0; m < members; ++m) {
+      const TrainOptions& o = configs[i + m].options;
+      if (!groups[o.world_size]) continue;
+      if (!shared_model) shared_model = make_initial_model(o, device);
+      runs[m] = std::make_unique<ConfigurationRuns>(o, *groups[o.world_size], comms[o.world_size].get(), device,
+                                                    shared_model);
+    }
+    if (interleave) {
+      for (int k = 0; k < configs[i].options.runs; ++k)
+        for (size_t j = 0; j < 2; ++j) {
+          const size_t m = k % 2 == 0 ? j : 1 - j;
+          if (runs[m]) runs[m]->run_next(on_run_done);
+          sleepy_barrier(mpi.world());  // the other twin's ranks wait for this run
         }
+    } else if (runs[0]) {
+      while (!runs[0]->done()) runs[0]->run_next(on_run_done);
+    }
+    for (size_t m = 0; m < members; ++m) {
+      const std::string note = runs[m] && leader ? store(configs[i + m], runs[m]->take_record()) : "";
+      sleepy_barrier(mpi.world());
+      store_error = broadcast_verdict(mpi.world(), store_error);
+      if (!store_error.empty()) {
+        if (leader) std::fprintf(stderr, "\nddpscale sweep: %s\n", store_error.c_str());
+        return 1;
       }
+      if (leader) progress.config_done(config_id(params_of(configs[i + m], device.cuda)), note);
     }
-    sleepy_barrier(mpi.world());
-    store_error = broadcast_verdict(mpi.world(), store_error);
-    if (!store_error.empty()) {
-      if (leader) std::fprintf(stderr, "\nddpscale sweep: %s\n", store_error.c_str());
-      return 1;
-    }
-    if (leader) progress.config_done(config_id(params_of(config, device.cuda)), note);
+    i += members - 1;
   }
   if (leader) std::fprintf(stderr, "[sweep] done: %zu configurations in %s\n", configs.size(), options.out_dir.c_str());
   if (leader && !without_ok_run.empty()) {

@@ -39,6 +39,10 @@ struct SweepSpec {
   std::vector<std::string> execs = {"eager"};     // eager | graph
   std::vector<std::string> allreduce_dtypes = {"float32"};  // canonical names; world size 1 runs the first only
   std::vector<NcclProfile> nccl_profiles;  // empty = the default profile only
+  // Run a 1-rank configuration and its N-rank twin next to it in alternation (A B B A ...)
+  // instead of one after the other: a machine whose speed drifts then moves both halves of
+  // the speedup alike (docs/methodology.md, "Order of a study").
+  bool interleave_runs = false;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
   std::vector<SpecOverride> overrides;
 };
