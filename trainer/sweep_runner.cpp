@@ -275,8 +275,6 @@ CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
   return table;
 }
 
-// --dry-run: what the spec expands to, in the order it would run, and how much training
-// that is (steps are per rank; every run also builds and initialises its model).
 // A 1-rank configuration and an N-rank one that the report compares (study_analysis's
 // twin_key) and that start from the same model: the pair a sweep may interleave.
 bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda) {
@@ -286,6 +284,8 @@ bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda) {
   return twin_key(params_of(a, on_cuda)) == twin_key(params_of(b, on_cuda));
 }
 
+// --dry-run: what the spec expands to, in the order it would run, and how much training
+// that is (steps are per rank; every configuration also builds its model once).
 void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda) {
   std::printf("# %s: %zu configurations in run order\n", spec.name.c_str(), configs.size());
   std::printf("%-4s %-72s %5s %8s %9s\n", "#", "configuration", "runs", "steps", "samples");
