@@ -16,13 +16,13 @@ log r (df = rounds - 1). Verdict against the target: "yes" when the interval's l
 at or above it, "no" when its upper end is below, else "undecided". Standard library only.
 """
 import argparse
-import csv
 import glob
-import json
 import math
 import os
 import statistics
 import sys
+
+from compare_with_pytorch import read_ddpscale, read_pytorch  # this script's folder is on sys.path
 
 # Two-sided 95% quantiles t(0.975, df), df = 1..30 (any statistics textbook's t table, e.g.
 # NIST/SEMATECH e-Handbook 1.3.6.7.2); the normal 1.960 beyond.
@@ -36,21 +36,14 @@ def t975(df):
 
 def read_round(directory):
     """{(model, batch, world): (ours, theirs)} for the configurations both sides measured."""
-    ours = {}
-    summary = os.path.join(directory, "report", "summary.csv")
-    with open(summary, newline="") as f:
-        for row in csv.DictReader(f):
-            if row.get("exec", "eager") != "eager" or not row["samples_per_s_median"]:
-                continue
-            ours[(row["model"], int(row["batch_per_rank"]), int(row["world_size"]))] = float(row["samples_per_s_median"])
-    theirs = {}
-    for path in sorted(glob.glob(os.path.join(directory, "pytorch-*.jsonl"))):
-        with open(path) as f:
-            for line in f:
-                if line.startswith("{"):
-                    r = json.loads(line)
-                    theirs[(r["model"], int(r["batch_per_gpu"]), int(r["world_size"]))] = float(r["samples_per_s"])
-    return {key: (ours[key], theirs[key]) for key in ours.keys() & theirs.keys()}
+    ours = read_ddpscale(os.path.join(directory, "report", "summary.csv"))
+    theirs = read_pytorch(sorted(glob.glob(os.path.join(directory, "pytorch-*.jsonl"))))
+    pairs = {}
+    for key, reference in theirs.items():
+        row = ours.get(key + ("eager",))
+        if row and row["samples_per_s_median"]:
+            pairs[key] = (float(row["samples_per_s_median"]), float(reference["samples_per_s"]))
+    return pairs
 
 
 def paired_ratio(ratios):
