@@ -34,3 +34,6 @@ else
 fi
 DDPSCALE_BIN="$BUILD_DIR/trainer/ddpscale"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader)
+
+# resume_sweep SPEC OUT: the study SPEC on every rank, continuing whatever OUT already holds.
+resume_sweep() { "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep "$1" --out "$2" --resume; }

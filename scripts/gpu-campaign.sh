@@ -60,7 +60,7 @@ step() {
 
 sweep() {
   local spec="$1" name="$2"
-  "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep "$spec" --out "$campaign/studies/$name" --resume
+  resume_sweep "$spec" "$campaign/studies/$name"
 }
 
 if [ "${1:-}" = "--status" ]; then

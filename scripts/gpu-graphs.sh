@@ -19,8 +19,7 @@ fi
 
 sweep_into() {
   local spec="$1" name="$2"
-  "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep "experiments/$spec" \
-    --out "${STUDIES:-$DDPSCALE_ROOT/studies}/$name" --resume 2>&1 | tee "$out/$name-sweep.txt"
+  resume_sweep "experiments/$spec" "${STUDIES:-$DDPSCALE_ROOT/studies}/$name" 2>&1 | tee "$out/$name-sweep.txt"
 }
 
 # Shortest and most telling first, so a device session cut short still answers the most.
