@@ -227,5 +227,16 @@ TEST(TrainOptions, GpuBusyStepsNeedGpus) {
   EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
 }
 
+TEST(TrainOptions, GpuKernelsNeedProfiledStepsAndAnExistingFolder) {
+  TrainOptions o;
+  o.gpu_kernels = "kernels";
+  EXPECT_THROW(validate_train_options(o, 1, /*on_cuda=*/true), UsageError);  // nothing profiled
+  o.gpu_busy_steps = 20;
+  EXPECT_NO_THROW(validate_train_options(o, 1, true));
+  o.gpu_kernels = "/nonexistent-folder/kernels";
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+  EXPECT_EQ(kernel_table_path("out/mlp", 1), "out/mlp.rank1.csv");
+}
+
 }  // namespace
 }  // namespace ddpscale

@@ -55,6 +55,9 @@ void add_train_options(cxxopts::Options& options) {
       ("gpu-busy-steps", "after the measured steps, profile this many more (Kineto/CUPTI) for the GPU's busy time "
                          "per step: the kernel-time floor (0 = off)",
        cxxopts::value<int>()->default_value("0"))
+      ("gpu-kernels", "with --gpu-busy-steps: write the GPU time of every kernel in the profiled steps, largest "
+                      "first, to PREFIX.rank<R>.csv (each rank; the last run's)",
+       cxxopts::value<std::string>()->default_value(""), "PREFIX")
       ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)")
       ("alternate-phase-timing", "time phases in runs 0 and 3 of every 4 only, and print what timing cost "
                                  "between these neighbouring runs (use --runs 12 or more)");
@@ -92,6 +95,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.phase_timing = a.count("no-phase-timing") == 0;
   o.alternate_phase_timing = a.count("alternate-phase-timing") > 0;
   o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
+  o.gpu_kernels = a["gpu-kernels"].as<std::string>();
   o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
   return o;
 }

@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace ddpscale {
@@ -32,6 +35,40 @@ int64_t busy_union_ns(std::vector<BusyInterval> intervals) {
   }
   if (open) total += current.end_ns - current.start_ns;
   return total;
+}
+
+std::vector<KernelTime> kernel_times(const std::vector<DeviceActivity>& activities) {
+  std::map<std::string, KernelTime> by_name;
+  for (const DeviceActivity& a : activities) {
+    KernelTime& k = by_name[a.name];
+    k.name = a.name;
+    k.calls += 1;
+    k.total_ns += std::max<int64_t>(0, a.interval.end_ns - a.interval.start_ns);
+  }
+  std::vector<KernelTime> kernels;
+  for (auto& entry : by_name) kernels.push_back(std::move(entry.second));
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const KernelTime& a, const KernelTime& b) { return a.total_ns > b.total_ns; });
+  return kernels;
+}
+
+static std::string csv_quoted(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+void write_kernel_table(const std::string& path, const std::vector<KernelTime>& kernels, int steps,
+                        double busy_us_per_step) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write the kernel table " + path + ": is its folder there and writable?");
+  out << "kernel,calls_per_step,us_per_step,share_of_busy\n";
+  for (const KernelTime& k : kernels) {
+    const double us_per_step = static_cast<double>(k.total_ns) / 1000.0 / steps;
+    out << csv_quoted(k.name) << ',' << static_cast<double>(k.calls) / steps << ',' << us_per_step << ','
+        << us_per_step / busy_us_per_step << '\n';
+  }
+  if (!out.flush()) throw std::runtime_error("writing the kernel table " + path + " failed (disk full?)");
 }
 
 namespace {
@@ -72,17 +109,17 @@ void warn_once(const std::string& why) {
 
 }  // namespace
 
-double profile_gpu_busy_us(int steps, int device_index, const std::function<void()>& one_step,
-                           const std::function<void()>& wait_for_device, const std::function<void()>& started) {
-  constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+GpuBusyProfile profile_gpu_busy(int steps, int device_index, const std::function<void()>& one_step,
+                                const std::function<void()>& wait_for_device, const std::function<void()>& started) {
+  const GpuBusyProfile kUnknown{std::numeric_limits<double>::quiet_NaN(), {}};
   if (steps <= 0) return kUnknown;
   const ProfilerConfig config(ProfilerState::KINETO);
-  const std::set<ActivityType> activities = {ActivityType::CUDA};
+  const std::set<ActivityType> profiled_kinds = {ActivityType::CUDA};
   ask_kineto_to_tear_down_cupti();
   bool profiling = true;
   try {
-    prof::prepareProfiler(config, activities);
-    prof::enableProfiler(config, activities);
+    prof::prepareProfiler(config, profiled_kinds);
+    prof::enableProfiler(config, profiled_kinds);
   } catch (const std::exception& e) {
     warn_once(std::string("the profiler did not start: ") + e.what());
     profiling = false;  // the ranks still run the same steps, so their collectives pair up
@@ -97,17 +134,19 @@ double profile_gpu_busy_us(int steps, int device_index, const std::function<void
   }
   if (!profiling) return kUnknown;
   const std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
-  std::vector<BusyInterval> intervals;
+  std::vector<DeviceActivity> activities;
   for (const auto& event : result->events())
     if (event.deviceType() == c10::DeviceType::CUDA && static_cast<int>(event.deviceIndex()) == device_index &&
         is_device_work(event.activityType()))
-      intervals.push_back(interval_of(event));
-  if (intervals.empty()) {
+      activities.push_back({event.name(), interval_of(event)});
+  if (activities.empty()) {
     warn_once("the profiler recorded no kernels on GPU " + std::to_string(device_index) +
               " (is CUPTI available to this LibTorch?)");
     return kUnknown;
   }
-  return static_cast<double>(busy_union_ns(std::move(intervals))) / 1000.0 / steps;
+  std::vector<BusyInterval> intervals;
+  for (const DeviceActivity& a : activities) intervals.push_back(a.interval);
+  return {static_cast<double>(busy_union_ns(std::move(intervals))) / 1000.0 / steps, kernel_times(activities)};
 }
 
 }  // namespace ddpscale

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace ddpscale {
@@ -18,13 +19,42 @@ struct BusyInterval {
 // Length of the union of the intervals, in ns.
 int64_t busy_union_ns(std::vector<BusyInterval> intervals);
 
+// One kernel, copy or memset the profiler saw on the GPU.
+struct DeviceActivity {
+  std::string name;
+  BusyInterval interval;
+};
+
+// What one kernel name cost over the profiled steps: it says which kernels make up the floor.
+struct KernelTime {
+  std::string name;
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+};
+
+// Calls and summed duration per name, largest total first (ties by name, so the order is
+// reproducible).
+std::vector<KernelTime> kernel_times(const std::vector<DeviceActivity>& activities);
+
+// Writes the table as CSV (kernel, calls_per_step, us_per_step, share_of_busy), largest
+// first. share_of_busy is the kernel's time over the busy union: overlapping kernels (NCCL
+// beside backward) make the shares add up to more than 1. Throws std::runtime_error naming
+// the file when it cannot be written.
+void write_kernel_table(const std::string& path, const std::vector<KernelTime>& kernels, int steps,
+                        double busy_us_per_step);
+
+struct GpuBusyProfile {
+  double busy_us_per_step;          // NaN: unknown (see profile_gpu_busy)
+  std::vector<KernelTime> kernels;  // over all profiled steps, largest first
+};
+
 // Runs one_step() `steps` times under the profiler, then wait_for_device(), and returns the
-// GPU busy microseconds per step on device `device_index`. NaN when the profiler saw no
-// device activity or could not run (the reason is printed once to stderr): the floor is
-// then unknown, which the report says, rather than a failed run.
+// GPU busy microseconds per step on device `device_index`, with the kernels that filled it.
+// NaN when the profiler saw no device activity or could not run (the reason is printed once
+// to stderr): the floor is then unknown, which the report says, rather than a failed run.
 // started() runs once the profiler is on, before the first step: with N ranks a barrier, so
 // no rank's first collective spins (busy) while a peer is still starting its profiler.
-double profile_gpu_busy_us(int steps, int device_index, const std::function<void()>& one_step,
-                           const std::function<void()>& wait_for_device, const std::function<void()>& started);
+GpuBusyProfile profile_gpu_busy(int steps, int device_index, const std::function<void()>& one_step,
+                                const std::function<void()>& wait_for_device, const std::function<void()>& started);
 
 }  // namespace ddpscale

@@ -2,11 +2,16 @@
 
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "cli_util.hpp"
 
 namespace ddpscale {
+
+std::string kernel_table_path(const std::string& prefix, int rank) {
+  return prefix + ".rank" + std::to_string(rank) + ".csv";
+}
 
 int effective_world_size(const TrainOptions& options, int launched_ranks) {
   return options.world_size > 0 ? options.world_size : launched_ranks;
@@ -84,6 +89,14 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.gpu_busy_steps < 0) throw UsageError("--gpu-busy-steps must not be negative");
   if (o.gpu_busy_steps > 0 && !on_cuda)
     throw UsageError("--gpu-busy-steps measures the GPU's kernel time; on CPU there is none (leave it at 0)");
+  if (!o.gpu_kernels.empty()) {
+    if (o.gpu_busy_steps == 0)
+      throw UsageError("--gpu-kernels lists the kernels of the profiled steps: add --gpu-busy-steps 20 (or more)");
+    const auto folder = std::filesystem::path(o.gpu_kernels).parent_path();
+    if (!folder.empty() && !std::filesystem::is_directory(folder))
+      throw UsageError("--gpu-kernels " + o.gpu_kernels + ": the folder " + folder.string() +
+                       " does not exist (create it first)");
+  }
   canonical_dtype(o.dtype);  // throws UsageError naming the choices
   validate_exec(o, on_cuda);
   if (o.world_size < 0) throw UsageError("--world-size must not be negative");

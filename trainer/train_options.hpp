@@ -34,7 +34,11 @@ struct TrainOptions {
   std::string exec = "eager";      // eager | graph (the whole step as one CUDA graph; see training_session.hpp)
   std::string allreduce_dtype = "float32";  // float32 | bfloat16: gradients cast for the allreduce only
   int gpu_busy_steps = 0;          // > 0: after the measured steps, profile this many for the GPU-busy floor (gpu_busy.hpp)
+  std::string gpu_kernels;         // non-empty: each rank writes the profiled steps' kernel table (kernel_table_path)
 };
+
+// Where rank `rank` writes its kernel table for --gpu-kernels PREFIX: PREFIX.rank<R>.csv.
+std::string kernel_table_path(const std::string& prefix, int rank);
 
 // Whether run `run_index` times its phases: every run, none, or (alternate_phase_timing)
 // runs 0 and 3 of every 4.

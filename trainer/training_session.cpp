@@ -313,13 +313,17 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
 // the same extra steps (their collectives pair up); they train the model further, which the
 // cross-rank checksum after the run still covers.
 void TrainingSession::measure_gpu_busy(int steps, RankTimings& timings) {
-  const double busy_us = profile_gpu_busy_us(
+  const GpuBusyProfile profile = profile_gpu_busy(
       steps, setup_.device.is_cuda() ? setup_.device.index() : -1, [this] { untimed_step(); },
       [this] { synchronize_device(setup_.device); },
       [this] {
         if (setup_.comm) setup_.comm->barrier();
       });
-  if (std::isfinite(busy_us)) timings.gpu_busy_us = {static_cast<float>(busy_us)};
+  if (!std::isfinite(profile.busy_us_per_step)) return;
+  timings.gpu_busy_us = {static_cast<float>(profile.busy_us_per_step)};
+  if (!setup_.options.gpu_kernels.empty())
+    write_kernel_table(kernel_table_path(setup_.options.gpu_kernels, setup_.rank), profile.kernels, steps,
+                       profile.busy_us_per_step);
 }
 
 // Summed where the parameters live: copying them to the host as float64 first moved 2.4 GB
