@@ -7,8 +7,8 @@
 # Steps, in order, each skipped once its marker says done: build and GPU tests, the
 # allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, eager ddpscale
 # against PyTorch DDP in paired rounds, eager against CUDA graphs with PyTorch DDP beside
-# them, the seed study, the threshold study, float32 against bfloat16, the threshold study
-# under strong scaling. CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to
+# them, the seed study, the threshold study, float32 against bfloat16, the kernels that make
+# up the GPU-busy floor (scripts/kernel-floor.sh), the threshold study under strong scaling. CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to
 # spend a short device session on the rest. A study folder already in
 # $CAMPAIGN_DIR/studies/ (e.g. one cut off in an earlier session, copied there) is
 # continued, not repeated: every sweep runs with --resume.
@@ -80,5 +80,6 @@ step 04-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUIL
 step 05-seed-study sweep experiments/seed-study.yaml seed-study
 step 06-thresholds sweep experiments/thresholds.yaml thresholds
 step 07-precision sweep experiments/precision.yaml precision
-step 08-thresholds-strong sweep experiments/thresholds-strong.yaml thresholds-strong
+step 08-kernel-floor env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/kernel-floor.sh"
+step 09-thresholds-strong sweep experiments/thresholds-strong.yaml thresholds-strong
 log "campaign finished"
