@@ -240,6 +240,32 @@ TEST(DdpReducer, GradientsAreViewsIntoBucketsAndAveraged) {
   EXPECT_TRUE(torch::allclose(w.grad().cpu(), torch::full({4}, 1.5f)));
 }
 
+// The eager path: .grad is reset before backward and autograd's own tensors are gathered
+// into the bucket, which must give what accumulating into the bucket gives, twice in a row
+// (the second backward must not add to the first's gradients).
+TEST(DdpReducer, GatheredGradientsEqualAccumulatedOnesStepAfterStep) {
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  const auto options = torch::TensorOptions(test_device()).requires_grad(true);
+  auto a = torch::zeros({3}, options), b = torch::zeros({2, 2}, options);
+  ReducerOptions gathered;
+  gathered.gradients_stay_in_buckets = false;
+  GradientReducer reducer({a, b}, {"a", "b"}, *comm, gathered, nullptr);
+  EXPECT_FALSE(a.grad().defined());
+  const float c = static_cast<float>(g_mpi->rank() + 1);  // ranks 1 and 2: averages 1.5 and 3
+  for (int step = 0; step < 2; ++step) {
+    reducer.prepare_for_backward();
+    EXPECT_FALSE(a.grad().defined()) << "step " << step;
+    ((a * c).sum() + (b * (2 * c)).sum()).backward();
+    reducer.finish_backward();
+    EXPECT_TRUE(torch::allclose(a.grad().cpu(), torch::full({3}, 1.5f))) << "step " << step;
+    EXPECT_TRUE(torch::allclose(b.grad().cpu(), torch::full({2, 2}, 3.0f))) << "step " << step;
+  }
+  // One bucket (5 floats, far below 1 MiB): both gradients now view the same buffer.
+  ASSERT_EQ(reducer.bucket_count(), 1u);
+  EXPECT_EQ(a.grad().data_ptr<float>() - b.grad().data_ptr<float>(), 4) << "a follows b in reverse order";
+}
+
 TEST(DdpTiming, PhasesAddUpToTheStep) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();

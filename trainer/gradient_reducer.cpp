@@ -42,6 +42,7 @@ struct GradientReducer::Bucket {
   torch::Tensor flat;               // one contiguous buffer; the parameters' .grad are views into it
   torch::Tensor wire;               // bfloat16_allreduce: the bf16 copy that is reduced
   std::vector<size_t> parameters;
+  std::vector<torch::Tensor> views;  // per parameter, its gradient's place in flat
   size_t pending = 0;               // parameters whose gradient has not arrived this backward
   std::unique_ptr<CommWork> work;
 };
@@ -88,7 +89,8 @@ GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, std::vec
       auto& param = parameters_[p];
       if (param.scalar_type() != first.scalar_type() || param.device() != first.device())
         throw std::runtime_error("gradient reducer: parameters of one bucket must share dtype and device");
-      param.mutable_grad() = bucket->flat.narrow(0, offset, param.numel()).view(param.sizes());
+      bucket->views.push_back(bucket->flat.narrow(0, offset, param.numel()).view(param.sizes()));
+      if (options_.gradients_stay_in_buckets) param.mutable_grad() = bucket->views.back();
       offset += param.numel();
       bucket_of_parameter_[p] = b;
     }
@@ -118,7 +120,11 @@ void GradientReducer::broadcast_parameters() {
 
 void GradientReducer::prepare_for_backward() {
   for (auto& bucket : buckets_) {
-    bucket->flat.zero_();
+    if (options_.gradients_stay_in_buckets) {
+      bucket->flat.zero_();
+    } else {
+      for (size_t p : bucket->parameters) parameters_[p].mutable_grad().reset();
+    }
     bucket->pending = bucket->parameters.size();
     bucket->work.reset();
   }
@@ -141,9 +147,20 @@ void GradientReducer::launch_ready_buckets_in_order() {
   while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_]->pending == 0) launch(next_to_launch_++);
 }
 
+// gradients_stay_in_buckets false: autograd's gradient tensors, copied into the bucket by
+// one cat kernel; from then on .grad views the bucket, so the optimizer reads the averages.
+void GradientReducer::gather_into_bucket(Bucket& bucket) {
+  std::vector<torch::Tensor> gradients;
+  gradients.reserve(bucket.parameters.size());
+  for (size_t p : bucket.parameters) gradients.push_back(parameters_[p].grad().reshape({-1}));
+  torch::cat_out(bucket.flat, gradients, 0);
+  for (size_t i = 0; i < bucket.parameters.size(); ++i) parameters_[bucket.parameters[i]].mutable_grad() = bucket.views[i];
+}
+
 void GradientReducer::launch(size_t b) {
   Bucket& bucket = *buckets_[b];
   if (launched_ == 0 && clock_) clock_->mark_comm_start();
+  if (!options_.gradients_stay_in_buckets) gather_into_bucket(bucket);
   // The cast runs on the compute stream, before the event the communicator's stream waits for.
   torch::Tensor& sent = bucket.wire.defined() ? bucket.wire.copy_(bucket.flat) : bucket.flat;
   bucket.work = comm_.allreduce_async(sent.data_ptr(), static_cast<size_t>(sent.numel()), comm_dtype(sent),

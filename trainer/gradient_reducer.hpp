@@ -1,6 +1,6 @@
 // Our DistributedDataParallel: LibTorch's C++ API has none. Built the way PyTorch's
 // c10d Reducer works: gradients live in a few contiguous buckets (each parameter's .grad
-// is a view into one), autograd post-hooks on the gradient accumulators mark parameters
+// is a view into one, at least once its bucket is complete), autograd post-hooks on the gradient accumulators mark parameters
 // ready, and a full bucket's allreduce starts at once on the communicator's own stream
 // while backward continues. The step then waits for every bucket before the optimizer.
 #pragma once
@@ -21,6 +21,14 @@ struct ReducerOptions {
   double first_bucket_mb = 1.0;   // small, so communication starts early in backward (as PyTorch does)
   bool overlap = true;            // false: every allreduce runs after backward (sequential baseline)
   bool bfloat16_allreduce = false;  // buckets travel as bf16 copies (half the bytes), cast back after
+  // true: every .grad is a view into its bucket for the reducer's whole life, zeroed before
+  // each backward, so autograd accumulates into it (an add per parameter). CUDA graph capture
+  // needs that: the replayed kernels keep the addresses they were captured with.
+  // false: .grad is reset before each backward, autograd hands over its own gradient tensor
+  // (no add), and a complete bucket gathers them in one copy; .grad then views the bucket.
+  // One kernel per bucket instead of an add per parameter and a zero per bucket, which on a
+  // host-bound eager step is launch time saved.
+  bool gradients_stay_in_buckets = true;
 };
 
 struct BucketLayout {
@@ -44,7 +52,8 @@ class GradientReducer {
 
   // Makes every rank start from rank 0's parameters.
   void broadcast_parameters();
-  // Before backward: zeroes the bucket buffers (and so every .grad) and re-arms the hooks.
+  // Before backward: zeroes the bucket buffers (and so every .grad), or resets every .grad
+  // (gradients_stay_in_buckets false), and re-arms the hooks.
   void prepare_for_backward();
   // After backward: launches what overlap did not, waits for all buckets. Throws
   // std::runtime_error naming any parameter that got no gradient.
@@ -59,6 +68,7 @@ class GradientReducer {
   void on_gradient_ready(size_t parameter);
   void launch_ready_buckets_in_order();
   void launch(size_t bucket);
+  void gather_into_bucket(Bucket& bucket);
 
   std::vector<torch::Tensor> parameters_;
   std::vector<std::string> names_;

@@ -1,5 +1,6 @@
 #include "optimizer_step.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ddpscale {
@@ -34,14 +35,37 @@ class FusedAdam final : public OptimizerStep {
     std::vector<torch::Tensor> grads;
     grads.reserve(parameters_.size());
     for (const auto& p : parameters_) grads.push_back(p.grad());
+    const bool every_gradient = std::all_of(grads.begin(), grads.end(), [](const torch::Tensor& g) { return g.defined(); });
+    if (every_gradient) {
+      update(parameters_, grads, exp_avg_, exp_avg_sq_, steps_);
+      return;
+    }
+    // A parameter the loss did not use has no gradient (one rank, .grad reset each step):
+    // like torch.optim.Adam, leave it and its state alone.
+    std::vector<torch::Tensor> params, used_grads, avg, avg_sq, steps;
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      if (!grads[i].defined()) continue;
+      params.push_back(parameters_[i]);
+      used_grads.push_back(grads[i]);
+      avg.push_back(exp_avg_[i]);
+      avg_sq.push_back(exp_avg_sq_[i]);
+      steps.push_back(steps_[i]);
+    }
+    if (!params.empty()) update(params, used_grads, avg, avg_sq, steps);
+  }
+  std::string describe() const override { return "adam-fused"; }
+
+ private:
+  void update(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
+              const std::vector<torch::Tensor>& avg, const std::vector<torch::Tensor>& avg_sq,
+              const std::vector<torch::Tensor>& steps) {
     // The kernel reads the step count for the bias corrections but does not advance it:
     // torch.optim.Adam(fused=True) adds 1 first. Without this, step 1 divides by
     // 1 - beta^0 = 0 and every parameter becomes NaN.
-    at::_foreach_add_(steps_, 1);
-    at::_fused_adam_(parameters_, grads, exp_avg_, exp_avg_sq_, /*max_exp_avg_sqs=*/{}, steps_, lr_, 0.9, 0.999,
+    at::_foreach_add_(steps, 1);
+    at::_fused_adam_(params, grads, avg, avg_sq, /*max_exp_avg_sqs=*/{}, steps, lr_, 0.9, 0.999,
                      /*weight_decay=*/0.0, /*eps=*/1e-8, /*amsgrad=*/false, /*maximize=*/false);
   }
-  std::string describe() const override { return "adam-fused"; }
 
  private:
   std::vector<torch::Tensor> parameters_, exp_avg_, exp_avg_sq_, steps_;

@@ -84,6 +84,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     model_->to(setup_.device);
   }
   model_->train();
+  parameters_ = model_->parameters();
 
   // Every rank generates the global batch and keeps its own slice, so N ranks with batch
   // b see exactly the data of one rank with batch N*b (the equivalence the tests check).
@@ -127,10 +128,11 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     reducer_options.first_bucket_mb = o.first_bucket_mb;
     reducer_options.overlap = o.overlap;
     reducer_options.bfloat16_allreduce = o.allreduce_dtype == "bfloat16";
+    reducer_options.gradients_stay_in_buckets = captured_ != nullptr;  // a graph replays fixed addresses
     reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
     reducer_->broadcast_parameters();
   }
-  if (!reducer_) use_flat_gradients();
+  if (!reducer_ && captured_) use_flat_gradients();
   // Dropout differs per rank, as it does in real data-parallel training.
   torch::manual_seed(run_seed * 1000003ULL + static_cast<uint64_t>(setup_.rank) + 1);
   zero_gradients();
@@ -142,8 +144,8 @@ std::vector<torch::Tensor> TrainingSession::parameters() const { return model_->
 
 size_t TrainingSession::bucket_count() const { return reducer_ ? reducer_->bucket_count() : 0; }
 
-// One buffer for all gradients, as the reducer's buckets are: zeroing is one kernel
-// instead of one per parameter, so the 1-GPU baseline is not slowed by launch overhead.
+// --exec graph on one rank: one buffer for all gradients, as the reducer's buckets are, so
+// the captured step zeroes them in one kernel and replays fixed addresses.
 void TrainingSession::use_flat_gradients() {
   auto params = model_->parameters();
   int64_t total = 0;
@@ -156,11 +158,16 @@ void TrainingSession::use_flat_gradients() {
   }
 }
 
+// Eager on one rank resets every .grad instead, as PyTorch's zero_grad(set_to_none=True)
+// does: autograd then hands over its own gradient tensors, no zero and no add kernels.
 void TrainingSession::zero_gradients() {
-  if (reducer_)
+  if (reducer_) {
     reducer_->prepare_for_backward();
-  else
+  } else if (flat_gradients_.defined()) {
     flat_gradients_.zero_();
+  } else {
+    for (auto& p : parameters_) p.mutable_grad().reset();
+  }
 }
 
 void TrainingSession::step(int measured_index) {

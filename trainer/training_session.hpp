@@ -73,7 +73,8 @@ class TrainingSession {
   bool bf16_autocast_;  // --dtype bfloat16, decided once instead of by a string compare per step
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;
-  torch::Tensor flat_gradients_;    // world size 1: every .grad is a view into it, zeroed at once
+  torch::Tensor flat_gradients_;    // graph on one rank: every .grad is a view into it, zeroed at once
+  std::vector<torch::Tensor> parameters_;  // the model's, gathered once (eager one-rank .grad resets)
   std::unique_ptr<StepClock> clock_;
   std::unique_ptr<GradientReducer> reducer_;
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
