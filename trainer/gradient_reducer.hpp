@@ -1,8 +1,9 @@
 // Our DistributedDataParallel: LibTorch's C++ API has none. Built the way PyTorch's
 // c10d Reducer works: gradients live in a few contiguous buckets (each parameter's .grad
-// is a view into one, at least once its bucket is complete), autograd post-hooks on the gradient accumulators mark parameters
-// ready, and a full bucket's allreduce starts at once on the communicator's own stream
-// while backward continues. The step then waits for every bucket before the optimizer.
+// is a view into one, at the latest once its bucket is complete), autograd post-hooks on
+// the gradient accumulators mark parameters ready, and a full bucket's allreduce starts at
+// once on the communicator's own stream while backward continues. The step then waits for
+// every bucket before the optimizer.
 #pragma once
 #include <torch/torch.h>
 
