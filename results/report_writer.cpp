@@ -173,7 +173,7 @@ class ReportBuilder {
     }
     if (!items.empty()) doc_.bullets(items);
     superlinear_caution();
-    for (const auto& [group, be] : a_.break_even) doc_.paragraph(break_even_sentence(group, be));
+    for (const auto& entry : a_.break_even) break_even_paragraphs(entry.first);
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
       failed += c.runs_failed;
@@ -210,9 +210,31 @@ class ReportBuilder {
   }
 
   std::string break_even_sentence(const ThresholdGroup& group, const BreakEven& be) const {
-    std::string s = "Break-even model size for " + group.label() + " (speedup 1.0 on a least-squares "
-                    "line of speedup against log10 parameters, " + std::to_string(be.configs) + " configurations): ";
-    if (!be.found) return s + "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(group);
+    return "Break-even model size for " + group.label() + " (speedup 1.0 on a least-squares line of speedup "
+           "against log10 parameters, " + std::to_string(be.configs) + " configurations): " +
+           break_even_verdict(group, be, "");
+  }
+
+  // The pooled fit, then one per model family where the group compared several: families
+  // whose speedups grow differently with size can put the pooled crossing where neither is.
+  void break_even_paragraphs(const ThresholdGroup& group) {
+    doc_.paragraph(break_even_sentence(group, a_.break_even.at(group)));
+    const auto families = a_.break_even_by_family.find(group);
+    if (families == a_.break_even_by_family.end()) return;
+    std::vector<std::string> items;
+    for (const auto& [family, be] : families->second)
+      items.push_back(family + " (" + std::to_string(be.configs) + " configurations): " +
+                      break_even_verdict(group, be, family));
+    doc_.paragraph("The same fit for each model family on its own (" + group.label() +
+                   "); where the families disagree, these are the break-evens to read, not the pooled one:");
+    doc_.bullets(items);
+  }
+
+  // family empty: every model of the group.
+  std::string break_even_verdict(const ThresholdGroup& group, const BreakEven& be, const std::string& family) const {
+    std::string s;
+    if (!be.found)
+      return "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(group, family);
     s += "**" + parameters_text(be.parameters) + " parameters**";
     if (be.ci.valid())
       s += ", 95% bootstrap CI " + parameters_text(be.ci.low) + " to " + parameters_text(be.ci.high);
@@ -224,12 +246,12 @@ class ReportBuilder {
 
   // Without a crossing, what the measurements do say: every size paid off (the break-even
   // lies below the smallest model measured), or none did (above the largest).
-  std::string range_verdict(const ThresholdGroup& group) const {
+  std::string range_verdict(const ThresholdGroup& group, const std::string& family) const {
     int compared = 0, paid = 0;
     double smallest = kNaN, largest = kNaN;
     for (const Comparison& c : a_.comparisons) {
       const ConfigParams& p = cfg(c.n_gpu).params;
-      if (!group.contains(p)) continue;
+      if (!group.contains(p) || (!family.empty() && model_family(p.model) != family)) continue;
       ++compared;
       paid += c.paid_off;
       const double n = static_cast<double>(p.parameters);
@@ -590,7 +612,7 @@ class ReportBuilder {
         t.rows.push_back({r.range.label, benefit, r.measured ? r.confidence : "n/a", models.empty() ? "none" : models});
       }
       doc_.table(t);
-      doc_.paragraph(break_even_sentence(group, a_.break_even.at(group)));
+      break_even_paragraphs(group);
       pays_off_matrix(group);
       speedup_plot(group);
     }

@@ -76,6 +76,8 @@ struct StudyAnalysis {
   std::vector<Comparison> comparisons;    // same order as their N-GPU configuration
   std::vector<size_t> unmatched;          // N-GPU configurations without a 1-GPU twin
   std::map<ThresholdGroup, BreakEven> break_even;                  // world size > 1
+  // Per model family (model_family), only for groups that compared two families or more.
+  std::map<ThresholdGroup, std::map<std::string, BreakEven>> break_even_by_family;
   std::map<ThresholdGroup, std::vector<ThresholdRow>> thresholds;  // world size > 1
   std::vector<std::string> models;        // distinct, in order of parameter count
   std::vector<int> world_sizes;           // distinct, ascending

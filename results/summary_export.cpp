@@ -159,13 +159,13 @@ std::string summary_json(const StudyAnalysis& analysis) {
     json.end_object();
   }
   json.end_array();
-  json.key("break_even").begin_array();
-  for (const auto& [group, be] : analysis.break_even) {
+  const auto write_break_even = [&json](const ThresholdGroup& group, const std::string& family, const BreakEven& be) {
     json.begin_object()
         .field("world_size", group.world_size)
         .field("exec", group.exec)
-        .field("dtype", group.dtype)
-        .field("configurations", static_cast<int64_t>(be.configs))
+        .field("dtype", group.dtype);
+    if (!family.empty()) json.field("family", family);
+    json.field("configurations", static_cast<int64_t>(be.configs))
         .field("found", be.found)
         .field("parameters", be.parameters)
         .field("ci95_low", be.ci.low)
@@ -175,7 +175,14 @@ std::string summary_json(const StudyAnalysis& analysis) {
         .field("fit_slope_per_decade", be.fit.slope)
         .field("reason", be.reason)
         .end_object();
-  }
+  };
+  json.key("break_even").begin_array();
+  for (const auto& [group, be] : analysis.break_even) write_break_even(group, "", be);
+  json.end_array();
+  // Per model family, for groups that compared several (study_analysis.hpp).
+  json.key("break_even_by_family").begin_array();
+  for (const auto& [group, families] : analysis.break_even_by_family)
+    for (const auto& [family, be] : families) write_break_even(group, family, be);
   json.end_array();
   json.end_object();
   return json.str() + "\n";

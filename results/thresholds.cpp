@@ -61,6 +61,8 @@ std::string percent(double share, int decimals = 0) {
 
 }  // namespace
 
+std::string model_family(const std::string& model) { return model.substr(0, model.find_first_of("@-")); }
+
 BreakEven estimate_break_even(const std::vector<ConfigSpeedup>& configs, int world_size,
                               const BootstrapOptions& options) {
   BreakEven result;

@@ -53,6 +53,12 @@ struct BreakEven {
 BreakEven estimate_break_even(const std::vector<ConfigSpeedup>& configs, int world_size,
                               const BootstrapOptions& options = {});
 
+// The family a model belongs to: its name up to the first '@' or '-' ("mlp@10M" and
+// "mlp-large" -> "mlp", "transformer" -> "transformer"). Families differ in how their speedup
+// grows with size, so a study of several gets one break-even fit per family besides the
+// pooled one: a line through all of them can cross 1.0 where none of them does.
+std::string model_family(const std::string& model);
+
 // A row range of the seed's table: parameters in [low, high).
 struct ParameterRange {
   std::string label;

@@ -307,6 +307,14 @@ TEST(Thresholds, BreakEvenRecoveredWithinItsInterval) {
   EXPECT_EQ(again.ci.high, b.ci.high);
 }
 
+TEST(Thresholds, ModelFamilyIsTheNameBeforeItsSizeOrVariant) {
+  EXPECT_EQ(model_family("mlp@10M"), "mlp");
+  EXPECT_EQ(model_family("mlp-large"), "mlp");
+  EXPECT_EQ(model_family("transformer@1M"), "transformer");
+  EXPECT_EQ(model_family("transformer"), "transformer");
+  EXPECT_EQ(model_family("lstm"), "lstm");
+}
+
 TEST(Thresholds, NoBreakEvenWhenSpeedupFallsWithSize) {
   const std::vector<ConfigSpeedup> falling = {config("a", 1e5, 0.9, 0.01), config("b", 1e6, 0.85, 0.01),
                                               config("c", 1e7, 0.8, 0.01)};
