@@ -235,6 +235,9 @@ class ReportBuilder {
     std::string s;
     if (!be.found)
       return "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(group, family);
+    if (be.far_extrapolated)
+      return "not given: the fitted line crosses 1.0 more than ten times outside the measured sizes, too far to "
+             "quote." + range_verdict(group, family);
     s += "**" + parameters_text(be.parameters) + " parameters**";
     if (be.ci.valid())
       s += ", 95% bootstrap CI " + parameters_text(be.ci.low) + " to " + parameters_text(be.ci.high);

@@ -171,6 +171,7 @@ std::string summary_json(const StudyAnalysis& analysis) {
         .field("ci95_low", be.ci.low)
         .field("ci95_high", be.ci.high)
         .field("extrapolated", be.extrapolated)
+        .field("far_extrapolated", be.far_extrapolated)
         .field("fit_intercept", be.fit.intercept)
         .field("fit_slope_per_decade", be.fit.slope)
         .field("reason", be.reason)

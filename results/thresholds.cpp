@@ -90,6 +90,8 @@ BreakEven estimate_break_even(const std::vector<ConfigSpeedup>& configs, int wor
       [](const ConfigSpeedup& a, const ConfigSpeedup& b) { return a.parameters < b.parameters; });
   result.extrapolated = result.parameters < static_cast<double>(smallest->parameters) ||
                         result.parameters > static_cast<double>(largest->parameters);
+  result.far_extrapolated = result.parameters < static_cast<double>(smallest->parameters) / 10 ||
+                            result.parameters > static_cast<double>(largest->parameters) * 10;
 
   // Percentiles are taken on log10(point): the same interval as on the point itself (monotone),
   // with +infinity ordering the resamples that never cross last.

@@ -41,6 +41,9 @@ struct BreakEven {
   bool found = false;           // the fit has a positive slope, so the crossing means "bigger pays"
   double parameters = kNaN;     // the break-even point; NaN when not found
   bool extrapolated = false;    // the crossing lies outside the measured parameter counts
+  // More than ten times below the smallest or above the largest measured count: a line
+  // that flat says no more than "below (above) the measured range", so no size is quoted.
+  bool far_extrapolated = false;
   Interval ci;                  // bootstrap percentile over configurations; NaN bounds: see reason
   int resamples = 0;
   int resamples_without_crossing = 0;  // resamples whose slope was not positive (or undefined)

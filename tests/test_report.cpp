@@ -378,16 +378,16 @@ TEST(Thresholds, EachExecutionModeAndPrecisionIsFittedOnItsOwn) {
   EXPECT_TRUE(contains(json, "\"exec\": \"graph\"")) << json;
 }
 
-// Two families whose speedups rise alike with size but sit 0.6 apart: each family's line
-// crosses 1.0 where that family does (mlp at 10M, transformer at 10K), the pooled line in
-// between (316K), where neither does. Worked by hand: mlp 0.8, 1.0, 1.2 at 1M, 10M, 100M is
-// 1 + 0.2 (log10 p - 7); transformer 1.4, 1.6, 1.8 is 1 + 0.2 (log10 p - 4); pooled, the
-// means 1.1, 1.3, 1.5 give 1 + 0.2 (log10 p - 5.5).
+// Two families whose speedups rise alike with size but sit 0.3 apart: each family's line
+// crosses 1.0 where that family does (mlp at 10M, transformer at 316K), the pooled line in
+// between (1.78M), where neither does. Worked by hand: mlp 0.8, 1.0, 1.2 at 1M, 10M, 100M is
+// 1 + 0.2 (log10 p - 7); transformer 1.1, 1.3, 1.5 is 1 + 0.2 (log10 p - 5.5); pooled, the
+// means 0.95, 1.15, 1.35 give 1 + 0.2 (log10 p - 6.25).
 TEST(Thresholds, EachModelFamilyGetsItsOwnBreakEven) {
   std::vector<ConfigRecord> configs;
   const std::vector<double> one_rank = {990, 1000, 1010};  // mean 1000
   const std::vector<std::pair<std::string, double>> sizes = {{"1M", 1e6}, {"10M", 1e7}, {"100M", 1e8}};
-  for (const auto& [family, first_speedup] : {std::pair<std::string, double>{"mlp", 0.8}, {"transformer", 1.4}})
+  for (const auto& [family, first_speedup] : {std::pair<std::string, double>{"mlp", 0.8}, {"transformer", 1.1}})
     for (size_t i = 0; i < sizes.size(); ++i) {
       const std::string model = family + "@" + sizes[i].first;
       const double mean = 1000 * (first_speedup + 0.2 * static_cast<double>(i));
@@ -397,23 +397,37 @@ TEST(Thresholds, EachModelFamilyGetsItsOwnBreakEven) {
   const StudyAnalysis a = analyze_study(configs);
   const ThresholdGroup two{2, "eager", "float32"};
   ASSERT_TRUE(a.break_even.at(two).found);
-  EXPECT_NEAR(a.break_even.at(two).parameters, std::pow(10.0, 5.5), 1e-6 * std::pow(10.0, 5.5));
+  EXPECT_NEAR(a.break_even.at(two).parameters, std::pow(10.0, 6.25), 1e-6 * std::pow(10.0, 6.25));
   ASSERT_EQ(a.break_even_by_family.count(two), 1u);
   const auto& families = a.break_even_by_family.at(two);
   ASSERT_EQ(families.size(), 2u);
   EXPECT_EQ(families.at("mlp").configs, 3u);
   EXPECT_NEAR(families.at("mlp").parameters, 1e7, 1e-6 * 1e7);
   EXPECT_FALSE(families.at("mlp").extrapolated);
-  EXPECT_NEAR(families.at("transformer").parameters, 1e4, 1e-6 * 1e4);
-  EXPECT_TRUE(families.at("transformer").extrapolated);  // below the smallest model measured
+  EXPECT_NEAR(families.at("transformer").parameters, std::pow(10.0, 5.5), 1e-6 * std::pow(10.0, 5.5));
+  EXPECT_TRUE(families.at("transformer").extrapolated);  // below the smallest model measured,
+  EXPECT_FALSE(families.at("transformer").far_extrapolated);  // but within ten times of it
 
   TempDir out;
   const std::string md = markdown_report(in_memory_study(configs), a, out.path());
   EXPECT_TRUE(contains(md, "The same fit for each model family on its own (2 ranks)")) << md;
   EXPECT_TRUE(contains(md, "- mlp (3 configurations): **10.0M parameters**")) << md;
-  EXPECT_TRUE(contains(md, "- transformer (3 configurations): **10.0K parameters**")) << md;
+  EXPECT_TRUE(contains(md, "- transformer (3 configurations): **316K parameters**")) << md;
   const std::string json = read_text(out.path() / "summary.json");
   EXPECT_TRUE(contains(json, "\"family\": \"transformer\"")) << json;
+
+  // A family that paid off everywhere and whose line crosses 1.0 far below the measured
+  // sizes gets no quoted size: transformer at 1.1, 1.15, 1.2 crosses at 10K parameters.
+  std::vector<ConfigRecord> flat_transformer = configs;
+  for (ConfigRecord& c : flat_transformer)
+    if (c.params.world_size == 2 && model_family(c.params.model) == "transformer")
+      for (RunRecord& run : c.runs) run.samples_per_second = 1100 + (run.samples_per_second - 1100) / 4;
+  TempDir flat_out;
+  const std::string flat_md = markdown_report(in_memory_study(flat_transformer), analyze_study(flat_transformer),
+                                              flat_out.path());
+  EXPECT_TRUE(contains(flat_md, "- transformer (3 configurations): not given: the fitted line crosses 1.0 more than "
+                                "ten times outside the measured sizes, too far to quote. Every compared configuration "
+                                "paid off")) << flat_md;
 
   // One family alone: the pooled fit is that family's, so there is no second one.
   const std::vector<ConfigRecord> mlp_only(configs.begin(), configs.begin() + 6);

@@ -343,6 +343,23 @@ TEST(Thresholds, FlatNoisyStudyGivesNaNBoundsAndSaysWhy) {
   EXPECT_NE(b.reason.find("extrapolated"), std::string::npos) << b.reason;
 }
 
+TEST(Thresholds, CrossingFarOutsideTheMeasuredSizesIsMarked) {
+  // 1.5, 1.6, 1.7 at 1M, 10M, 100M: 1 + 0.1 (log10 p - 1) crosses 1.0 at 10 parameters.
+  const std::vector<ConfigSpeedup> all_pay = {config("a", 1e6, 1.5, 0.01), config("b", 1e7, 1.6, 0.01),
+                                              config("c", 1e8, 1.7, 0.01)};
+  const BreakEven far = estimate_break_even(all_pay, 2);
+  ASSERT_TRUE(far.found);
+  EXPECT_NEAR(far.parameters, 10.0, 1e-6);
+  EXPECT_TRUE(far.extrapolated);
+  EXPECT_TRUE(far.far_extrapolated);
+  // 0.95, 1.05, 1.15: crosses at 10^6.5, inside the measured sizes.
+  const BreakEven near = estimate_break_even({config("a", 1e6, 0.95, 0.01), config("b", 1e7, 1.05, 0.01),
+                                              config("c", 1e8, 1.15, 0.01)}, 2);
+  ASSERT_TRUE(near.found);
+  EXPECT_FALSE(near.extrapolated);
+  EXPECT_FALSE(near.far_extrapolated);
+}
+
 TEST(Thresholds, WilsonIntervalMatchesR) {
   // R: prop.test(2, 5, correct = FALSE)$conf.int -> 0.117620774232648 0.769275718723987
   //    prop.test(0, 3, correct = FALSE)$conf.int -> 0 0.561497031755045
