@@ -68,9 +68,10 @@ std::string mib_text(double bytes) { return std::isfinite(bytes) ? format_number
 
 std::string parameters_text(double parameters) {
   if (!std::isfinite(parameters)) return "n/a";
-  if (parameters >= 1e9) return format_number(parameters / 1e9, 3) + "B";
-  if (parameters >= 1e6) return format_number(parameters / 1e6, 3) + "M";
-  if (parameters >= 1e3) return format_number(parameters / 1e3, 3) + "K";
+  // Three significant digits round 999.5K up to "1000K": such a count is written 1.00M.
+  if (parameters >= 999.5e6) return format_number(parameters / 1e9, 3) + "B";
+  if (parameters >= 999.5e3) return format_number(parameters / 1e6, 3) + "M";
+  if (parameters >= 999.5) return format_number(parameters / 1e3, 3) + "K";
   return format_number(parameters, 3);
 }
 
@@ -617,6 +618,7 @@ class ReportBuilder {
       doc_.table(t);
       break_even_paragraphs(group);
       pays_off_matrix(group);
+      measured_threshold_table(group);
       speedup_plot(group);
     }
   }
@@ -644,6 +646,30 @@ class ReportBuilder {
       t.rows.push_back(row);
     }
     doc_.paragraph("Does it pay off, model by batch size (yes = faster and significant):");
+    doc_.table(t);
+  }
+
+  // The threshold read off the measurements, batch by batch, beside the fitted line (which
+  // pools batch sizes and can mislead where the speedup depends on batch more than on size).
+  void measured_threshold_table(const ThresholdGroup& group) {
+    const auto found = a_.measured_thresholds.find(group);
+    if (found == a_.measured_thresholds.end() || found->second.empty()) return;
+    const auto size_text = [](const std::string& model, int64_t parameters) {
+      return model + " (" + parameters_text(static_cast<double>(parameters)) + ")";
+    };
+    ReportTable t;
+    t.header = {"family", "batch/rank", "sizes compared", "pays off from", "largest size that did not"};
+    t.right_aligned = {false, true, true, false, false};
+    for (const MeasuredThreshold& m : found->second) {
+      const std::string from = m.pays_from < 0 ? "not even at the largest size measured"
+                               : size_text(m.pays_from_model, m.pays_from) +
+                                     (m.largest_not_paying < 0 ? ": every size measured" : " and every larger one");
+      t.rows.push_back({m.family, std::to_string(m.batch), std::to_string(m.sizes), from,
+                        m.largest_not_paying < 0 ? "none" : size_text(m.largest_not_paying_model, m.largest_not_paying)});
+    }
+    doc_.paragraph("From which size on did it pay off, measured batch by batch with no fitted line: the smallest "
+                   "model from which every larger model of the family paid off; the threshold lies between it and "
+                   "the largest size that did not:");
     doc_.table(t);
   }
 

@@ -139,6 +139,7 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
   for (const auto& [group, speedups] : speedups_by_group) {
     analysis.break_even[group] = estimate_break_even(speedups, group.world_size, bootstrap);
     analysis.thresholds[group] = threshold_table(speedups, group.world_size);
+    analysis.measured_thresholds[group] = measured_thresholds(speedups, group.world_size);
     std::map<std::string, std::vector<ConfigSpeedup>> by_family;
     for (const ConfigSpeedup& s : speedups) by_family[model_family(s.model)].push_back(s);
     if (by_family.size() < 2) continue;

@@ -79,6 +79,7 @@ struct StudyAnalysis {
   // Per model family (model_family), only for groups that compared two families or more.
   std::map<ThresholdGroup, std::map<std::string, BreakEven>> break_even_by_family;
   std::map<ThresholdGroup, std::vector<ThresholdRow>> thresholds;  // world size > 1
+  std::map<ThresholdGroup, std::vector<MeasuredThreshold>> measured_thresholds;  // world size > 1
   std::vector<std::string> models;        // distinct, in order of parameter count
   std::vector<int> world_sizes;           // distinct, ascending
   std::vector<std::string> nccl_profiles; // distinct, first seen

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 
 #include "json_writer.hpp"
 #include "text_io.hpp"
@@ -179,6 +180,26 @@ std::string summary_json(const StudyAnalysis& analysis) {
   };
   json.key("break_even").begin_array();
   for (const auto& [group, be] : analysis.break_even) write_break_even(group, "", be);
+  json.end_array();
+  // -1 ("no such size") as null: NaN is how the writer spells it.
+  const auto parameters_or_null = [](int64_t parameters) {
+    return parameters < 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(parameters);
+  };
+  json.key("measured_thresholds").begin_array();
+  for (const auto& [group, rows] : analysis.measured_thresholds)
+    for (const MeasuredThreshold& m : rows)
+      json.begin_object()
+          .field("world_size", group.world_size)
+          .field("exec", group.exec)
+          .field("dtype", group.dtype)
+          .field("family", m.family)
+          .field("batch_per_rank", m.batch)
+          .field("sizes_compared", m.sizes)
+          .field("pays_off_from_parameters", parameters_or_null(m.pays_from))
+          .field("pays_off_from_model", m.pays_from_model)
+          .field("largest_not_paying_parameters", parameters_or_null(m.largest_not_paying))
+          .field("largest_not_paying_model", m.largest_not_paying_model)
+          .end_object();
   json.end_array();
   // Per model family, for groups that compared several (study_analysis.hpp).
   json.key("break_even_by_family").begin_array();

@@ -5,6 +5,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace ddpscale {
 
@@ -182,6 +183,38 @@ std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& conf
     rows.push_back(row);
   }
   return rows;
+}
+
+std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeedup>& configs, int world_size,
+                                                   double alpha) {
+  struct Size {
+    std::string model;
+    bool paid = true;
+  };
+  std::map<std::pair<std::string, int64_t>, std::map<int64_t, Size>> sizes;  // (family, batch) -> parameters
+  for (const ConfigSpeedup& c : configs) {
+    if (c.world_size != world_size || c.parameters <= 0) continue;
+    auto [it, first] = sizes[{model_family(c.model), c.batch}].try_emplace(c.parameters, Size{c.model, true});
+    it->second.paid = it->second.paid && pays_off(c, alpha);
+  }
+  std::vector<MeasuredThreshold> result;
+  for (const auto& [key, by_size] : sizes) {
+    MeasuredThreshold t;
+    t.family = key.first;
+    t.batch = key.second;
+    t.sizes = static_cast<int>(by_size.size());
+    for (auto size = by_size.rbegin(); size != by_size.rend(); ++size) {
+      if (!size->second.paid) {
+        t.largest_not_paying = size->first;
+        t.largest_not_paying_model = size->second.model;
+        break;
+      }
+      t.pays_from = size->first;
+      t.pays_from_model = size->second.model;
+    }
+    result.push_back(t);
+  }
+  return result;
 }
 
 }  // namespace ddpscale

@@ -100,4 +100,21 @@ struct ThresholdRow {
 std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& configs, int world_size,
                                           double alpha = 0.05);
 
+// The measured answer to "from which size on does it pay off", with no fitted line: for one
+// model family at one batch size per rank, the smallest model from which every larger one
+// measured paid off. A size with several comparisons (other bucket sizes, NCCL profiles)
+// counts as paying off only when all of them did.
+struct MeasuredThreshold {
+  std::string family;
+  int64_t batch = 0;                  // per rank
+  int sizes = 0;                      // distinct parameter counts compared
+  int64_t pays_from = -1;             // parameters; -1 when the largest size did not pay off
+  std::string pays_from_model;
+  int64_t largest_not_paying = -1;    // the next size below pays_from (or the largest); -1: none
+  std::string largest_not_paying_model;
+};
+// Ordered by family, then batch.
+std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeedup>& configs, int world_size,
+                                                   double alpha = 0.05);
+
 }  // namespace ddpscale

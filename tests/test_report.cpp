@@ -415,6 +415,11 @@ TEST(Thresholds, EachModelFamilyGetsItsOwnBreakEven) {
   EXPECT_TRUE(contains(md, "- transformer (3 configurations): **316K parameters**")) << md;
   const std::string json = read_text(out.path() / "summary.json");
   EXPECT_TRUE(contains(json, "\"family\": \"transformer\"")) << json;
+  // Measured, with no line: mlp paid off from 100M (1.2x) but not at 10M (1.0x); transformer
+  // (1.1x upward) at every size.
+  EXPECT_TRUE(contains(md, "| mlp | 32 | 3 | mlp@100M (100M) and every larger one | mlp@10M (10.0M) |")) << md;
+  EXPECT_TRUE(contains(md, "| transformer | 32 | 3 | transformer@1M (1.00M): every size measured | none |")) << md;
+  EXPECT_TRUE(contains(json, "\"pays_off_from_model\": \"mlp@100M\"")) << json;
 
   // A family that paid off everywhere and whose line crosses 1.0 far below the measured
   // sizes gets no quoted size: transformer at 1.1, 1.15, 1.2 crosses at 10K parameters.

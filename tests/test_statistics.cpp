@@ -315,6 +315,44 @@ TEST(Thresholds, ModelFamilyIsTheNameBeforeItsSizeOrVariant) {
   EXPECT_EQ(model_family("lstm"), "lstm");
 }
 
+// Read off by hand from the yes/no pattern of each (family, batch) row, smallest model first.
+TEST(Thresholds, MeasuredThresholdIsWhereEveryLargerModelPaidOff) {
+  const auto at = [](const std::string& model, double parameters, int64_t batch, bool paid) {
+    ConfigSpeedup c = config(model, static_cast<int64_t>(parameters), paid ? 1.5 : 0.9, paid ? 0.001 : 0.01);
+    c.batch = batch;
+    return c;
+  };
+  const std::vector<ConfigSpeedup> configs = {
+      // batch 32: no, yes, no, yes, yes -> from mlp@100M; mlp@10M is the largest that did not.
+      at("mlp@100K", 1e5, 32, false), at("mlp@1M", 1e6, 32, true), at("mlp@10M", 1e7, 32, false),
+      at("mlp@100M", 1e8, 32, true), at("mlp@1B", 1e9, 32, true),
+      // batch 64: every size paid off.
+      at("mlp@100K", 1e5, 64, true), at("mlp@1M", 1e6, 64, true),
+      // batch 128: the largest did not; a second comparison of mlp@1M that did not pays
+      // makes that size count as not paying, though the first one did.
+      at("mlp@100K", 1e5, 128, true), at("mlp@1M", 1e6, 128, true), at("mlp@1M", 1e6, 128, false),
+      // another family at batch 32, and another world size, kept apart.
+      at("transformer@1M", 1e6, 32, true), config("mlp@1M", 1000000, 1.5, 0.001, 4)};
+  const std::vector<MeasuredThreshold> rows = measured_thresholds(configs, 2);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].family, "mlp");
+  EXPECT_EQ(rows[0].batch, 32);
+  EXPECT_EQ(rows[0].sizes, 5);
+  EXPECT_EQ(rows[0].pays_from, 100000000);
+  EXPECT_EQ(rows[0].pays_from_model, "mlp@100M");
+  EXPECT_EQ(rows[0].largest_not_paying, 10000000);
+  EXPECT_EQ(rows[0].largest_not_paying_model, "mlp@10M");
+  EXPECT_EQ(rows[1].batch, 64);
+  EXPECT_EQ(rows[1].pays_from, 100000);
+  EXPECT_EQ(rows[1].largest_not_paying, -1);
+  EXPECT_EQ(rows[2].batch, 128);
+  EXPECT_EQ(rows[2].sizes, 2);
+  EXPECT_EQ(rows[2].pays_from, -1);
+  EXPECT_EQ(rows[2].largest_not_paying_model, "mlp@1M");
+  EXPECT_EQ(rows[3].family, "transformer");
+  EXPECT_EQ(rows[3].pays_from_model, "transformer@1M");
+}
+
 TEST(Thresholds, NoBreakEvenWhenSpeedupFallsWithSize) {
   const std::vector<ConfigSpeedup> falling = {config("a", 1e5, 0.9, 0.01), config("b", 1e6, 0.85, 0.01),
                                               config("c", 1e7, 0.8, 0.01)};
