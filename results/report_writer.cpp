@@ -175,6 +175,7 @@ class ReportBuilder {
     if (!items.empty()) doc_.bullets(items);
     superlinear_caution();
     for (const auto& entry : a_.break_even) break_even_paragraphs(entry.first);
+    for (const auto& entry : a_.measured_thresholds) measured_threshold_sentence(entry.first);
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
       failed += c.runs_failed;
@@ -647,6 +648,49 @@ class ReportBuilder {
     }
     doc_.paragraph("Does it pay off, model by batch size (yes = faster and significant):");
     doc_.table(t);
+  }
+
+  // Section 7's measured thresholds in one sentence: per family, the batch sizes that share
+  // an outcome together, those where it paid off first ("mlp pays off from mlp@30M at batch
+  // 256, but not even at mlp@500M at batch 16 and 64").
+  void measured_threshold_sentence(const ThresholdGroup& group) {
+    struct Outcome {
+      std::string text;
+      bool paid = true;
+      std::vector<int64_t> batches;
+    };
+    std::map<std::string, std::vector<Outcome>> by_family;
+    for (const MeasuredThreshold& m : a_.measured_thresholds.at(group)) {
+      const std::string text = m.pays_from < 0            ? "not even at " + m.largest_not_paying_model
+                               : m.largest_not_paying < 0 ? "at every size measured (from " + m.pays_from_model + ")"
+                                                          : "from " + m.pays_from_model;
+      auto& outcomes = by_family[m.family];
+      auto same = std::find_if(outcomes.begin(), outcomes.end(), [&](const Outcome& o) { return o.text == text; });
+      if (same == outcomes.end()) outcomes.push_back({text, m.pays_from >= 0, {m.batch}});
+      else same->batches.push_back(m.batch);
+    }
+    if (by_family.empty()) return;
+    const auto listed = [](const std::vector<std::string>& items) {
+      std::string text;
+      for (size_t i = 0; i < items.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == items.size() ? (items.size() > 2 ? ", and " : " and ") : ", ") + items[i];
+      return text;
+    };
+    std::vector<std::string> families;
+    for (auto& [family, outcomes] : by_family) {
+      std::vector<std::string> paid, not_paid;
+      for (const Outcome& o : outcomes) {
+        std::vector<std::string> batches;
+        for (int64_t b : o.batches) batches.push_back(std::to_string(b));
+        (o.paid ? paid : not_paid).push_back(o.text + " at batch " + listed(batches));
+      }
+      families.push_back(family + " pays off " + listed(paid) + (paid.empty() || not_paid.empty() ? "" : ", but ") +
+                         listed(not_paid));
+    }
+    std::string text = "Measured thresholds for " + group.label() +
+                       ", batch by batch with no fitted line (section 7; batch per rank): ";
+    for (size_t i = 0; i < families.size(); ++i) text += (i == 0 ? "" : "; ") + families[i];
+    doc_.paragraph(text + ".");
   }
 
   // The threshold read off the measurements, batch by batch, beside the fitted line (which
