@@ -101,7 +101,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   }
 
   const bool fused = resolved_optimizer(o, setup_.device.is_cuda()) == "adam-fused";
-  optimizer_ = make_optimizer(o.optimizer, fused, o.lr, model_->parameters());
+  optimizer_ = make_optimizer(o.optimizer, fused, o.lr, parameters_);
 
   [[maybe_unused]] void* comm_stream = nullptr;
 #ifdef DDPSCALE_CUDA
@@ -140,19 +140,18 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
 
 TrainingSession::~TrainingSession() = default;
 
-std::vector<torch::Tensor> TrainingSession::parameters() const { return model_->parameters(); }
+std::vector<torch::Tensor> TrainingSession::parameters() const { return parameters_; }
 
 size_t TrainingSession::bucket_count() const { return reducer_ ? reducer_->bucket_count() : 0; }
 
 // --exec graph on one rank: one buffer for all gradients, as the reducer's buckets are, so
 // the captured step zeroes them in one kernel and replays fixed addresses.
 void TrainingSession::use_flat_gradients() {
-  auto params = model_->parameters();
   int64_t total = 0;
-  for (const auto& p : params) total += p.numel();
-  flat_gradients_ = torch::zeros({total}, params.front().options().requires_grad(false));
+  for (const auto& p : parameters_) total += p.numel();
+  flat_gradients_ = torch::zeros({total}, parameters_.front().options().requires_grad(false));
   int64_t offset = 0;
-  for (auto& p : params) {
+  for (auto& p : parameters_) {
     p.mutable_grad() = flat_gradients_.narrow(0, offset, p.numel()).view(p.sizes());
     offset += p.numel();
   }
@@ -339,7 +338,7 @@ std::pair<double, double> TrainingSession::parameter_checksum() const {
   torch::NoGradGuard no_grad;
   auto sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(setup_.device));
   auto abs_sum = torch::zeros_like(sum);
-  for (const auto& p : model_->parameters()) {
+  for (const auto& p : parameters_) {
     const auto d = p.detach().to(torch::kDouble);
     sum += d.sum();
     abs_sum += d.abs().sum();

@@ -74,7 +74,7 @@ class TrainingSession {
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;
   torch::Tensor flat_gradients_;    // graph on one rank: every .grad is a view into it, zeroed at once
-  std::vector<torch::Tensor> parameters_;  // the model's, gathered once (eager one-rank .grad resets)
+  std::vector<torch::Tensor> parameters_;  // the model's, gathered once: optimizer, gradients, checksum
   std::unique_ptr<StepClock> clock_;
   std::unique_ptr<GradientReducer> reducer_;
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
