@@ -206,7 +206,7 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
 ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
                                const DeviceChoice& device, const RunDoneCallback& on_run_done) {
   ConfigurationRuns runs(options, group, comm, device);
-  while (!runs.done()) runs.run_next(on_run_done);
+  runs.run_remaining(on_run_done);
   return runs.take_record();
 }
 

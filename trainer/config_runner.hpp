@@ -31,6 +31,9 @@ class ConfigurationRuns {
   ConfigurationRuns& operator=(const ConfigurationRuns&) = delete;
 
   void run_next(const RunDoneCallback& on_run_done);  // collective over the group
+  void run_remaining(const RunDoneCallback& on_run_done) {
+    while (!done()) run_next(on_run_done);
+  }
   bool done() const { return next_ >= options_.runs; }
   // Complete on the group's rank 0 once done().
   ConfigRecord take_record() { return std::move(record_); }
@@ -49,7 +52,7 @@ class ConfigurationRuns {
 // The model a configuration's runs start from (trainer/initial_model.hpp).
 std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, const DeviceChoice& device);
 
-// All runs of one configuration in order: ConfigurationRuns until done.
+// All runs of one configuration in order.
 ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
                                const DeviceChoice& device, const RunDoneCallback& on_run_done);
 

@@ -435,7 +435,7 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
           sleepy_barrier(mpi.world());  // the other twin's ranks wait for this run
         }
     } else if (runs[0]) {
-      while (!runs[0]->done()) runs[0]->run_next(on_run_done);
+      runs[0]->run_remaining(on_run_done);
     }
     for (size_t m = 0; m < members; ++m) {
       const std::string note = runs[m] && leader ? store(configs[i + m], runs[m]->take_record()) : "";
