@@ -175,7 +175,7 @@ class ReportBuilder {
     if (!items.empty()) doc_.bullets(items);
     superlinear_caution();
     for (const auto& entry : a_.break_even) break_even_paragraphs(entry.first);
-    for (const auto& entry : a_.measured_thresholds) measured_threshold_sentence(entry.first);
+    for (const auto& [group, rows] : a_.measured_thresholds) measured_threshold_sentence(group, rows);
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
       failed += c.runs_failed;
@@ -234,13 +234,12 @@ class ReportBuilder {
 
   // family empty: every model of the group.
   std::string break_even_verdict(const ThresholdGroup& group, const BreakEven& be, const std::string& family) const {
-    std::string s;
     if (!be.found)
       return "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(group, family);
     if (be.far_extrapolated)
       return "not given: the fitted line crosses 1.0 more than ten times outside the measured sizes, too far to "
              "quote." + range_verdict(group, family);
-    s += "**" + parameters_text(be.parameters) + " parameters**";
+    std::string s = "**" + parameters_text(be.parameters) + " parameters**";
     if (be.ci.valid())
       s += ", 95% bootstrap CI " + parameters_text(be.ci.low) + " to " + parameters_text(be.ci.high);
     else
@@ -653,14 +652,14 @@ class ReportBuilder {
   // Section 7's measured thresholds in one sentence: per family, the batch sizes that share
   // an outcome together, those where it paid off first ("mlp pays off from mlp@30M at batch
   // 256, but not even at mlp@500M at batch 16 and 64").
-  void measured_threshold_sentence(const ThresholdGroup& group) {
+  void measured_threshold_sentence(const ThresholdGroup& group, const std::vector<MeasuredThreshold>& rows) {
     struct Outcome {
       std::string text;
       bool paid = true;
       std::vector<int64_t> batches;
     };
     std::map<std::string, std::vector<Outcome>> by_family;
-    for (const MeasuredThreshold& m : a_.measured_thresholds.at(group)) {
+    for (const MeasuredThreshold& m : rows) {
       const std::string text = m.pays_from < 0            ? "not even at " + m.largest_not_paying_model
                                : m.largest_not_paying < 0 ? "at every size measured (from " + m.pays_from_model + ")"
                                                           : "from " + m.pays_from_model;

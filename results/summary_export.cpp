@@ -160,11 +160,12 @@ std::string summary_json(const StudyAnalysis& analysis) {
     json.end_object();
   }
   json.end_array();
-  const auto write_break_even = [&json](const ThresholdGroup& group, const std::string& family, const BreakEven& be) {
-    json.begin_object()
-        .field("world_size", group.world_size)
-        .field("exec", group.exec)
-        .field("dtype", group.dtype);
+  // An object that starts with the threshold group it belongs to.
+  const auto begin_group_object = [&json](const ThresholdGroup& group) {
+    json.begin_object().field("world_size", group.world_size).field("exec", group.exec).field("dtype", group.dtype);
+  };
+  const auto write_break_even = [&](const ThresholdGroup& group, const std::string& family, const BreakEven& be) {
+    begin_group_object(group);
     if (!family.empty()) json.field("family", family);
     json.field("configurations", static_cast<int64_t>(be.configs))
         .field("found", be.found)
@@ -187,12 +188,9 @@ std::string summary_json(const StudyAnalysis& analysis) {
   };
   json.key("measured_thresholds").begin_array();
   for (const auto& [group, rows] : analysis.measured_thresholds)
-    for (const MeasuredThreshold& m : rows)
-      json.begin_object()
-          .field("world_size", group.world_size)
-          .field("exec", group.exec)
-          .field("dtype", group.dtype)
-          .field("family", m.family)
+    for (const MeasuredThreshold& m : rows) {
+      begin_group_object(group);
+      json.field("family", m.family)
           .field("batch_per_rank", m.batch)
           .field("sizes_compared", m.sizes)
           .field("pays_off_from_parameters", parameters_or_null(m.pays_from))
@@ -200,6 +198,7 @@ std::string summary_json(const StudyAnalysis& analysis) {
           .field("largest_not_paying_parameters", parameters_or_null(m.largest_not_paying))
           .field("largest_not_paying_model", m.largest_not_paying_model)
           .end_object();
+    }
   json.end_array();
   // Per model family, for groups that compared several (study_analysis.hpp).
   json.key("break_even_by_family").begin_array();

@@ -194,8 +194,8 @@ std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeed
   std::map<std::pair<std::string, int64_t>, std::map<int64_t, Size>> sizes;  // (family, batch) -> parameters
   for (const ConfigSpeedup& c : configs) {
     if (c.world_size != world_size || c.parameters <= 0) continue;
-    auto [it, first] = sizes[{model_family(c.model), c.batch}].try_emplace(c.parameters, Size{c.model, true});
-    it->second.paid = it->second.paid && pays_off(c, alpha);
+    Size& size = sizes[{model_family(c.model), c.batch}].try_emplace(c.parameters, Size{c.model, true}).first->second;
+    size.paid = size.paid && pays_off(c, alpha);
   }
   std::vector<MeasuredThreshold> result;
   for (const auto& [key, by_size] : sizes) {
