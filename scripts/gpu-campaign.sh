@@ -8,8 +8,9 @@
 # allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, eager ddpscale
 # against PyTorch DDP in paired rounds, eager against CUDA graphs with PyTorch DDP beside
 # them, the seed study, the threshold study, float32 against bfloat16, the kernels that make
-# up the GPU-busy floor (scripts/kernel-floor.sh), the threshold study under strong scaling. CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to
-# spend a short device session on the rest. A study folder already in
+# up the GPU-busy floor (scripts/kernel-floor.sh), the threshold study under strong scaling.
+# CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to spend a short
+# device session on the rest. A study folder already in
 # $CAMPAIGN_DIR/studies/ (e.g. one cut off in an earlier session, copied there) is
 # continued, not repeated: every sweep runs with --resume.
 # Studies are packed into $CAMPAIGN_DIR/*.tar.gz after each step so a cut-off campaign

@@ -47,7 +47,8 @@ struct GradientReducer::Bucket {
   std::unique_ptr<CommWork> work;
 };
 
-// Runs after a parameter's AccumulateGrad node: its .grad (a view into the bucket) is final.
+// Runs after a parameter's AccumulateGrad node: its .grad (a view into the bucket, or
+// autograd's own tensor until the bucket gathers it) is final.
 // The hook cannot be taken off the node again, and the node outlives the reducer whenever
 // something else still holds it (a run's model is reused by the next run: InitialModel), so
 // the hook does nothing once its reducer is gone.
