@@ -1,299 +1,23 @@
 #include "run_store.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
-#include <mutex>
 
-#include "hdf5_handles.hpp"
+#include "h5_io.hpp"
 
 namespace fs = std::filesystem;
 
 namespace ddpscale {
-
-// ---------------------------------------------------------------------------------------
-// Errors
-
 namespace {
-
-struct ErrorStackText {
-  std::string outermost, innermost;
-};
-
-// HDF5 walks downward from the API call to the function that detected the problem.
-herr_t remember_ends(unsigned n, const H5E_error2_t* error, void* data) {
-  auto* text = static_cast<ErrorStackText*>(data);
-  if (!error || !error->desc) return 0;
-  if (n == 0) text->outermost = error->desc;
-  text->innermost = error->desc;
-  return 0;
-}
-
-}  // namespace
-
-std::string hdf5_error_message() {
-  ErrorStackText text;
-  if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, remember_ends, &text) < 0 || text.outermost.empty())
-    return "unknown HDF5 error";
-  if (text.innermost.empty() || text.innermost == text.outermost) return text.outermost;
-  return text.outermost + " (" + text.innermost + ")";
-}
-
-void silence_hdf5_errors() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
-}
-
-namespace {
-
-// ---------------------------------------------------------------------------------------
-// Typed attribute and dataset helpers over one file; `path` makes every error name it.
-// File types are fixed little-endian IEEE/two's complement so that a file written on one
-// machine reads the same everywhere; memory types are native.
-
-class H5Io {
- public:
-  explicit H5Io(std::string path) : path_(std::move(path)) {}
-  const std::string& path() const { return path_; }
-
-  StoreError error(const std::string& what) const { return StoreError(path_ + ": " + what); }
-
-  // --- groups -----------------------------------------------------------------------------
-  H5Group create_group(hid_t parent, const std::string& name) const {
-    return H5Group(DDPSCALE_H5_CHECK(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), path_));
-  }
-  bool has_link(hid_t parent, const std::string& name) const {
-    return DDPSCALE_H5_CHECK(H5Lexists(parent, name.c_str(), H5P_DEFAULT), path_) > 0;
-  }
-  H5Group open_group(hid_t parent, const std::string& name) const {
-    if (!has_link(parent, name)) throw error("group '" + name + "' is missing");
-    return H5Group(DDPSCALE_H5_CHECK(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), path_));
-  }
-  std::vector<std::string> member_names(hid_t group) const {
-    std::vector<std::string> names;
-    DDPSCALE_H5_CHECK(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link_name, &names), path_);
-    return names;
-  }
-
-  // --- strings: fixed-length, null-terminated, UTF-8 (h5py, h5dump and pandas read them
-  // without needing variable-length support) -----------------------------------------------
-  H5Datatype string_type(size_t length) const {
-    H5Datatype type(DDPSCALE_H5_CHECK(H5Tcopy(H5T_C_S1), path_));
-    DDPSCALE_H5_CHECK(H5Tset_size(type.get(), std::max<size_t>(1, length + 1)), path_);
-    DDPSCALE_H5_CHECK(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), path_);
-    DDPSCALE_H5_CHECK(H5Tset_cset(type.get(), H5T_CSET_UTF8), path_);
-    return type;
-  }
-
-  // --- attributes -------------------------------------------------------------------------
-  void put_attribute(hid_t loc, const std::string& name, hid_t file_type, hid_t memory_type, hid_t space,
-                     const void* data) const {
-    H5Attribute attr(
-        DDPSCALE_H5_CHECK(H5Acreate2(loc, name.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT), path_));
-    DDPSCALE_H5_CHECK(H5Awrite(attr.get(), memory_type, data), path_);
-  }
-  void put_scalar(hid_t loc, const std::string& name, hid_t file_type, hid_t memory_type, const void* data) const {
-    H5Dataspace scalar(DDPSCALE_H5_CHECK(H5Screate(H5S_SCALAR), path_));
-    put_attribute(loc, name, file_type, memory_type, scalar.get(), data);
-  }
-  void put_string(hid_t loc, const std::string& name, const std::string& value) const {
-    H5Datatype type = string_type(value.size());
-    put_scalar(loc, name, type.get(), type.get(), value.c_str());
-  }
-  void put_int(hid_t loc, const std::string& name, int64_t value) const {
-    put_scalar(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value);
-  }
-  void put_uint(hid_t loc, const std::string& name, uint64_t value) const {
-    put_scalar(loc, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &value);
-  }
-  void put_double(hid_t loc, const std::string& name, double value) const {
-    put_scalar(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
-  }
-  // A 1-D array of strings, padded to the longest.
-  void put_string_list(hid_t loc, const std::string& name, const std::vector<std::string>& values) const {
-    size_t longest = 0;
-    for (const auto& v : values) longest = std::max(longest, v.size());
-    H5Datatype type = string_type(longest);
-    const size_t stride = longest + 1;
-    std::vector<char> packed(std::max<size_t>(1, values.size() * stride), '\0');
-    for (size_t i = 0; i < values.size(); ++i) values[i].copy(packed.data() + i * stride, values[i].size());
-    const hsize_t count = values.size();
-    H5Dataspace space(DDPSCALE_H5_CHECK(H5Screate_simple(1, &count, nullptr), path_));
-    put_attribute(loc, name, type.get(), type.get(), space.get(), packed.data());
-  }
-
-  H5Attribute open_attribute(hid_t loc, const std::string& name) const {
-    if (DDPSCALE_H5_CHECK(H5Aexists(loc, name.c_str()), path_) <= 0) throw error("attribute '" + name + "' is missing");
-    return H5Attribute(DDPSCALE_H5_CHECK(H5Aopen(loc, name.c_str(), H5P_DEFAULT), path_));
-  }
-  bool has_attribute(hid_t loc, const std::string& name) const {
-    return DDPSCALE_H5_CHECK(H5Aexists(loc, name.c_str()), path_) > 0;
-  }
-  // Reads a string attribute (scalar or 1-D) of any fixed-length string type, ASCII or UTF-8.
-  std::vector<std::string> get_string_list(hid_t loc, const std::string& name) const {
-    H5Attribute attr = open_attribute(loc, name);
-    H5Datatype stored(DDPSCALE_H5_CHECK(H5Aget_type(attr.get()), path_));
-    if (DDPSCALE_H5_CHECK(H5Tget_class(stored.get()), path_) != H5T_STRING)
-      throw error("attribute '" + name + "' is not a string");
-    if (DDPSCALE_H5_CHECK(H5Tis_variable_str(stored.get()), path_) > 0)
-      throw error("attribute '" + name + "' is a variable-length string; this schema stores fixed-length ones");
-    const size_t size = H5Tget_size(stored.get());
-    if (size == 0) throw error("attribute '" + name + "': cannot read its string size");
-    H5Dataspace space(DDPSCALE_H5_CHECK(H5Aget_space(attr.get()), path_));
-    const auto count = static_cast<hsize_t>(DDPSCALE_H5_CHECK(H5Sget_simple_extent_npoints(space.get()), path_));
-    // The stored type one byte longer and null-terminated: HDF5 converts between string
-    // types only within one character set, and every value read must end.
-    H5Datatype type(DDPSCALE_H5_CHECK(H5Tcopy(stored.get()), path_));
-    const size_t stride = size + 1;
-    DDPSCALE_H5_CHECK(H5Tset_size(type.get(), stride), path_);
-    DDPSCALE_H5_CHECK(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), path_);
-    std::vector<char> packed(std::max<size_t>(1, count * stride), '\0');
-    if (count > 0) DDPSCALE_H5_CHECK(H5Aread(attr.get(), type.get(), packed.data()), path_);
-    std::vector<std::string> values;
-    for (hsize_t i = 0; i < count; ++i) values.emplace_back(packed.data() + i * stride);
-    return values;
-  }
-  std::string get_string(hid_t loc, const std::string& name) const {
-    const auto values = get_string_list(loc, name);
-    if (values.size() != 1) throw error("attribute '" + name + "' holds " + std::to_string(values.size()) + " strings, not one");
-    return values.front();
-  }
-  template <typename T>
-  T get_number(hid_t loc, const std::string& name, hid_t memory_type) const {
-    H5Attribute attr = open_attribute(loc, name);
-    H5Dataspace space(DDPSCALE_H5_CHECK(H5Aget_space(attr.get()), path_));
-    if (DDPSCALE_H5_CHECK(H5Sget_simple_extent_npoints(space.get()), path_) != 1)
-      throw error("attribute '" + name + "' is not a single number");
-    T value{};
-    DDPSCALE_H5_CHECK(H5Aread(attr.get(), memory_type, &value), path_);
-    return value;
-  }
-  int64_t get_int(hid_t loc, const std::string& name) const { return get_number<int64_t>(loc, name, H5T_NATIVE_INT64); }
-  uint64_t get_uint(hid_t loc, const std::string& name) const {
-    return get_number<uint64_t>(loc, name, H5T_NATIVE_UINT64);
-  }
-  double get_double(hid_t loc, const std::string& name) const {
-    return get_number<double>(loc, name, H5T_NATIVE_DOUBLE);
-  }
-
-  // A string map as a group whose attributes are the entries.
-  void put_map(hid_t parent, const std::string& name, const std::map<std::string, std::string>& values) const {
-    H5Group group = create_group(parent, name);
-    for (const auto& [key, value] : values) put_string(group.get(), key, value);
-  }
-  std::map<std::string, std::string> get_map(hid_t parent, const std::string& name) const {
-    H5Group group = open_group(parent, name);
-    std::vector<std::string> keys;
-    hsize_t position = 0;
-    DDPSCALE_H5_CHECK(H5Aiterate2(group.get(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_attribute_name, &keys),
-                      path_);
-    std::map<std::string, std::string> values;
-    for (const auto& key : keys) values[key] = get_string(group.get(), key);
-    return values;
-  }
-
-  // --- datasets ---------------------------------------------------------------------------
-  H5Dataset put_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, hid_t file_type,
-                        hid_t memory_type, const void* data) const {
-    H5Dataspace space(
-        DDPSCALE_H5_CHECK(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), path_));
-    H5Dataset set(DDPSCALE_H5_CHECK(
-        H5Dcreate2(loc, name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), path_));
-    if (element_count(dims) > 0)
-      DDPSCALE_H5_CHECK(H5Dwrite(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), path_);
-    return set;
-  }
-  H5Dataset put_floats(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
-                       const std::vector<float>& values) const {
-    return put_dataset(loc, name, dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, values.data());
-  }
-  void put_doubles(hid_t loc, const std::string& name, const std::vector<double>& values) const {
-    put_dataset(loc, name, {values.size()}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values.data());
-  }
-  void put_ints(hid_t loc, const std::string& name, const std::vector<int64_t>& values) const {
-    put_dataset(loc, name, {values.size()}, H5T_STD_I64LE, H5T_NATIVE_INT64, values.data());
-  }
-
-  H5Dataset open_dataset(hid_t loc, const std::string& name) const {
-    if (!has_link(loc, name)) throw error("dataset '" + name + "' is missing");
-    return H5Dataset(DDPSCALE_H5_CHECK(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), path_));
-  }
-  // A whole dataset, converted to memory_type; dims receives its shape.
-  template <typename T>
-  std::vector<T> get_dataset(hid_t loc, const std::string& name, hid_t memory_type, std::vector<hsize_t>& dims) const {
-    H5Dataset set = open_dataset(loc, name);
-    H5Dataspace space(DDPSCALE_H5_CHECK(H5Dget_space(set.get()), path_));
-    const int rank = DDPSCALE_H5_CHECK(H5Sget_simple_extent_ndims(space.get()), path_);
-    dims.assign(static_cast<size_t>(rank), 0);
-    DDPSCALE_H5_CHECK(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), path_);
-    std::vector<T> values(element_count(dims));
-    if (!values.empty())
-      DDPSCALE_H5_CHECK(H5Dread(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), path_);
-    return values;
-  }
-  // A 1-D dataset whose length the caller knows, or -1 for any.
-  template <typename T>
-  std::vector<T> get_vector(hid_t loc, const std::string& name, hid_t memory_type, long expected_length = -1) const {
-    std::vector<hsize_t> dims;
-    auto values = get_dataset<T>(loc, name, memory_type, dims);
-    if (dims.size() != 1) throw error("dataset '" + name + "' is not one-dimensional");
-    if (expected_length >= 0 && values.size() != static_cast<size_t>(expected_length))
-      throw error("dataset '" + name + "' has " + std::to_string(values.size()) + " entries, expected " +
-                  std::to_string(expected_length));
-    return values;
-  }
-  std::vector<float> get_floats(hid_t loc, const std::string& name, long expected_length = -1) const {
-    return get_vector<float>(loc, name, H5T_NATIVE_FLOAT, expected_length);
-  }
-  std::vector<double> get_doubles(hid_t loc, const std::string& name, long expected_length = -1) const {
-    return get_vector<double>(loc, name, H5T_NATIVE_DOUBLE, expected_length);
-  }
-  std::vector<int64_t> get_ints(hid_t loc, const std::string& name, long expected_length = -1) const {
-    return get_vector<int64_t>(loc, name, H5T_NATIVE_INT64, expected_length);
-  }
-
-  static size_t element_count(const std::vector<hsize_t>& dims) {
-    size_t count = 1;
-    for (hsize_t d : dims) count *= static_cast<size_t>(d);
-    return count;
-  }
-
- private:
-  static herr_t collect_link_name(hid_t, const char* name, const H5L_info_t*, void* names) {
-    static_cast<std::vector<std::string>*>(names)->emplace_back(name);
-    return 0;
-  }
-  static herr_t collect_attribute_name(hid_t, const char* name, const H5A_info_t*, void* names) {
-    static_cast<std::vector<std::string>*>(names)->emplace_back(name);
-    return 0;
-  }
-
-  std::string path_;
-};
 
 // ---------------------------------------------------------------------------------------
 // Files: written under <name>.tmp, marked complete last, synced, renamed into place.
 
 constexpr const char* kConfigurationKind = "configuration";
 constexpr const char* kStudyKind = "study";
-
-// The 1.8 file format: it keeps attributes over 64 KiB (a long spec_text) in dense storage,
-// and a file written by a newer library on the GPU machine stays readable by HDF5 1.8/1.10.
-H5PropertyList portable_file_access(const std::string& label) {
-  H5PropertyList access(DDPSCALE_H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), label));
-#if H5_VERSION_GE(1, 10, 2)
-  DDPSCALE_H5_CHECK(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), label);
-#else
-  DDPSCALE_H5_CHECK(H5Pset_libver_bounds(access.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), label);
-#endif
-  return access;
-}
 
 // Opens a store file for reading and checks, in this order, that it exists, is HDF5, is one
 // of ours, of our version, of the expected kind, and was finished by its writer.
@@ -321,46 +45,17 @@ H5File open_store_file(const std::string& path, const char* expected_kind) {
   return file;
 }
 
-// Makes the bytes durable before the rename publishes them: after a power cut the final
-// name must point at a whole file or at nothing.
-void sync_to_disk(const std::string& path, const std::string& label, bool is_directory) {
-  const int fd = ::open(path.c_str(), is_directory ? (O_RDONLY | O_DIRECTORY) : O_RDONLY);
-  if (fd < 0) throw StoreError(label + ": cannot open " + path + " to sync it: " + std::strerror(errno));
-  const int status = ::fsync(fd);
-  const int saved_errno = errno;
-  ::close(fd);
-  if (status != 0) throw StoreError(label + ": cannot sync " + path + " to disk: " + std::strerror(saved_errno));
-}
-
-// A file being written carries this suffix until it is complete.
-constexpr const char* kUnfinishedSuffix = ".tmp";
-
-template <typename WriteBody>
-void write_atomically(const std::string& final_path, const char* kind, WriteBody write_body) {
-  silence_hdf5_errors();
-  const std::string tmp = final_path + kUnfinishedSuffix;
-  const H5Io io(final_path);
-  try {
-    H5PropertyList access = portable_file_access(final_path);
-    H5File file(DDPSCALE_H5_CHECK(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), final_path));
-    io.put_string(file.get(), "schema", kStoreSchema);
-    io.put_int(file.get(), "schema_version", kStoreSchemaVersion);
-    io.put_string(file.get(), "kind", kind);
-    write_body(io, file.get());
-    io.put_int(file.get(), "complete", 1);
-    DDPSCALE_H5_CHECK(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), final_path);
-    DDPSCALE_H5_CHECK(file.close(), final_path);
-    sync_to_disk(tmp, final_path, false);
-    std::error_code ec;
-    fs::rename(tmp, final_path, ec);
-    if (ec) throw io.error("cannot move the finished file into place: " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw;
-  }
-  const fs::path parent = fs::path(final_path).parent_path();
-  sync_to_disk(parent.empty() ? "." : parent.string(), final_path, true);
+// Written under <name>.tmp (h5_io.hpp): the identifying attributes first, the body, then
+// complete = 1 as the last attribute, so a reader can tell a finished file.
+void write_store_file(const std::string& final_path, const char* kind,
+                      const std::function<void(const H5Io& io, hid_t file)>& write_body) {
+  write_file_atomically(final_path, [&](const H5Io& io, hid_t file) {
+    io.put_string(file, "schema", kStoreSchema);
+    io.put_int(file, "schema_version", kStoreSchemaVersion);
+    io.put_string(file, "kind", kind);
+    write_body(io, file);
+    io.put_int(file, "complete", 1);
+  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -471,7 +166,7 @@ void write_phase_times(const H5Io& io, hid_t g, const RunRecord& run) {
 
 void read_phase_times(const H5Io& io, hid_t g, const std::string& run_name, RunRecord& run) {
   std::vector<hsize_t> dims;
-  const auto table = io.get_dataset<float>(g, "phase_us", H5T_NATIVE_FLOAT, dims);
+  const auto table = io.get_float_table(g, "phase_us", dims);
   if (dims.size() != 3 || dims[1] != static_cast<hsize_t>(kPhaseCount))
     throw io.error(run_name + "/phase_us has shape other than [ranks][" + std::to_string(kPhaseCount) + "][steps]");
   {
@@ -512,7 +207,7 @@ void write_rank_series(const H5Io& io, hid_t g, const std::string& name, const s
 void read_rank_series(const H5Io& io, hid_t g, const std::string& name, std::vector<RankTimings>& ranks,
                       std::vector<float> RankTimings::*series) {
   std::vector<hsize_t> dims;
-  const auto padded = io.get_dataset<float>(g, name, H5T_NATIVE_FLOAT, dims);
+  const auto padded = io.get_float_table(g, name, dims);
   if (dims.size() != 2 || dims[0] != ranks.size()) throw io.error("dataset '" + name + "' is not [ranks][samples]");
   const auto counts = io.get_ints(g, name + "_count", static_cast<long>(ranks.size()));
   const size_t longest = dims[1];
@@ -670,7 +365,7 @@ void write_config(const std::string& dir, const ConfigRecord& record) {
   const std::string path = (fs::path(dir) / (record.id + ".h5")).string();
   if (record.id.empty() || record.id.find('/') != std::string::npos)
     throw StoreError(path + ": configuration id '" + record.id + "' cannot be a file name");
-  write_atomically(path, kConfigurationKind, [&](const H5Io& io, hid_t file) {
+  write_store_file(path, kConfigurationKind, [&](const H5Io& io, hid_t file) {
     io.put_string(file, "config_id", record.id);
     if (!record.git_commit.empty()) io.put_string(file, "git_commit", record.git_commit);
     if (!record.finished_utc.empty()) io.put_string(file, "finished_utc", record.finished_utc);
@@ -752,7 +447,7 @@ bool config_file_matches(const std::string& path, const ConfigParams& params) {
 void write_study(const std::string& dir, const StudyMetadata& metadata, const CommBenchTable& commbench) {
   const std::string path = study_path(dir);
   check_columns_agree(path, commbench);
-  write_atomically(path, kStudyKind, [&](const H5Io& io, hid_t file) {
+  write_store_file(path, kStudyKind, [&](const H5Io& io, hid_t file) {
     write_metadata(io, file, metadata);
     if (!is_empty(commbench)) write_commbench_group(io, file, commbench);
   });
