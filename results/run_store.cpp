@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <variant>
 
+#include "config_fields.hpp"
 #include "h5_io.hpp"
 
 namespace fs = std::filesystem;
@@ -59,58 +61,22 @@ void write_store_file(const std::string& final_path, const char* kind,
 }
 
 // ---------------------------------------------------------------------------------------
-// Configuration parameters: attributes of group /params.
+// Configuration parameters: attributes of group /params, one per row of kConfigFields in
+// its order (config_fields.hpp).
 
 void write_params(const H5Io& io, hid_t file, const ConfigParams& p) {
   H5Group g = io.create_group(file, "params");
-  io.put_string(g.get(), "model", p.model);
-  io.put_int(g.get(), "parameters", p.parameters);
-  io.put_int(g.get(), "batch_per_rank", p.batch_per_rank);
-  io.put_int(g.get(), "global_batch", p.global_batch);
-  io.put_int(g.get(), "world_size", p.world_size);
-  io.put_string(g.get(), "scaling", p.scaling);
-  io.put_string(g.get(), "optimizer", p.optimizer);
-  io.put_double(g.get(), "learning_rate", p.learning_rate);
-  io.put_string(g.get(), "dtype", p.dtype);
-  io.put_double(g.get(), "bucket_mb", p.bucket_mb);
-  io.put_int(g.get(), "overlap", p.overlap ? 1 : 0);
-  io.put_string(g.get(), "exec", p.exec);
-  io.put_string(g.get(), "allreduce_dtype", p.allreduce_dtype);
-  io.put_string(g.get(), "nccl_profile", p.nccl_profile);
-  io.put_int(g.get(), "warmup_steps", p.warmup_steps);
-  io.put_int(g.get(), "measured_steps", p.measured_steps);
-  io.put_int(g.get(), "runs", p.runs);
-  io.put_uint(g.get(), "seed", p.seed);
-  io.put_string(g.get(), "device", p.device);
-  io.put_string(g.get(), "backend", p.backend);
-  io.put_map(g.get(), "nccl_variables", p.nccl_variables);
+  for (const ConfigField& field : kConfigFields)
+    std::visit([&](auto member) { io.put_value(g.get(), field.attribute, p.*member); }, field.member);
 }
 
 ConfigParams read_params(const H5Io& io, hid_t file) {
   H5Group g = io.open_group(file, "params");
   ConfigParams p;
-  p.model = io.get_string(g.get(), "model");
-  p.parameters = io.get_int(g.get(), "parameters");
-  p.batch_per_rank = io.get_int(g.get(), "batch_per_rank");
-  p.global_batch = io.get_int(g.get(), "global_batch");
-  p.world_size = static_cast<int>(io.get_int(g.get(), "world_size"));
-  p.scaling = io.get_string(g.get(), "scaling");
-  p.optimizer = io.get_string(g.get(), "optimizer");
-  p.learning_rate = io.get_double(g.get(), "learning_rate");
-  p.dtype = io.get_string(g.get(), "dtype");
-  p.bucket_mb = io.get_double(g.get(), "bucket_mb");
-  p.overlap = io.get_int(g.get(), "overlap") != 0;
-  p.exec = io.get_string(g.get(), "exec");
-  // Optional in schema version 1: files from before --allreduce-dtype reduced in float32.
-  p.allreduce_dtype = io.has_attribute(g.get(), "allreduce_dtype") ? io.get_string(g.get(), "allreduce_dtype") : "float32";
-  p.nccl_profile = io.get_string(g.get(), "nccl_profile");
-  p.warmup_steps = static_cast<int>(io.get_int(g.get(), "warmup_steps"));
-  p.measured_steps = static_cast<int>(io.get_int(g.get(), "measured_steps"));
-  p.runs = static_cast<int>(io.get_int(g.get(), "runs"));
-  p.seed = io.get_uint(g.get(), "seed");
-  p.device = io.get_string(g.get(), "device");
-  p.backend = io.get_string(g.get(), "backend");
-  p.nccl_variables = io.get_map(g.get(), "nccl_variables");
+  for (const ConfigField& field : kConfigFields) {
+    if (field.stored == Stored::optional && !io.has_attribute(g.get(), field.attribute)) continue;
+    std::visit([&](auto member) { io.get_value(g.get(), field.attribute, p.*member); }, field.member);
+  }
   return p;
 }
 
@@ -280,45 +246,20 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Study metadata: attributes of group /metadata; commbench: parallel datasets in /commbench.
+// Study metadata: attributes of group /metadata, one per row of kMetadataFields; commbench:
+// parallel datasets in /commbench.
 
 void write_metadata(const H5Io& io, hid_t file, const StudyMetadata& m) {
   H5Group g = io.create_group(file, "metadata");
-  io.put_string(g.get(), "tool_version", m.tool_version);
-  io.put_string(g.get(), "git_commit", m.git_commit);
-  io.put_string(g.get(), "command_line", m.command_line);
-  io.put_string(g.get(), "spec_text", m.spec_text);
-  io.put_string(g.get(), "created_utc", m.created_utc);
-  io.put_string_list(g.get(), "hostnames", m.hostnames);
-  io.put_string_list(g.get(), "gpu_names", m.gpu_names);
-  io.put_string(g.get(), "gpu_driver", m.gpu_driver);
-  io.put_string(g.get(), "cuda_version", m.cuda_version);
-  io.put_string(g.get(), "nccl_version", m.nccl_version);
-  io.put_string(g.get(), "mpi_version", m.mpi_version);
-  io.put_string(g.get(), "torch_version", m.torch_version);
-  io.put_string(g.get(), "hdf5_version", m.hdf5_version);
-  io.put_string(g.get(), "link_topology", m.link_topology);
-  io.put_map(g.get(), "nccl_variables", m.nccl_variables);
+  for (const MetadataField& field : kMetadataFields)
+    std::visit([&](auto member) { io.put_value(g.get(), field.attribute, m.*member); }, field.member);
 }
 
 StudyMetadata read_metadata(const H5Io& io, hid_t file) {
   H5Group g = io.open_group(file, "metadata");
   StudyMetadata m;
-  m.tool_version = io.get_string(g.get(), "tool_version");
-  m.git_commit = io.get_string(g.get(), "git_commit");
-  m.command_line = io.get_string(g.get(), "command_line");
-  m.spec_text = io.get_string(g.get(), "spec_text");
-  m.created_utc = io.get_string(g.get(), "created_utc");
-  m.hostnames = io.get_string_list(g.get(), "hostnames");
-  m.gpu_names = io.get_string_list(g.get(), "gpu_names");
-  m.gpu_driver = io.get_string(g.get(), "gpu_driver");
-  m.cuda_version = io.get_string(g.get(), "cuda_version");
-  m.nccl_version = io.get_string(g.get(), "nccl_version");
-  m.mpi_version = io.get_string(g.get(), "mpi_version");
-  m.torch_version = io.get_string(g.get(), "torch_version");
-  m.hdf5_version = io.get_string(g.get(), "hdf5_version");
-  m.link_topology = io.get_string(g.get(), "link_topology");
-  m.nccl_variables = io.get_map(g.get(), "nccl_variables");
+  for (const MetadataField& field : kMetadataFields)
+    std::visit([&](auto member) { io.get_value(g.get(), field.attribute, m.*member); }, field.member);
   return m;
 }
 
@@ -426,13 +367,11 @@ void remove_unfinished_writes(const std::string& dir) {
 }
 
 bool same_params(const ConfigParams& a, const ConfigParams& b) {
-  return a.model == b.model && a.parameters == b.parameters && a.batch_per_rank == b.batch_per_rank &&
-         a.global_batch == b.global_batch && a.world_size == b.world_size && a.scaling == b.scaling &&
-         a.optimizer == b.optimizer && a.learning_rate == b.learning_rate && a.dtype == b.dtype &&
-         a.bucket_mb == b.bucket_mb && a.overlap == b.overlap && a.exec == b.exec && a.nccl_profile == b.nccl_profile &&
-         a.allreduce_dtype == b.allreduce_dtype &&
-         a.warmup_steps == b.warmup_steps && a.measured_steps == b.measured_steps && a.runs == b.runs &&
-         a.seed == b.seed && a.device == b.device && a.backend == b.backend;
+  for (const ConfigField& field : kConfigFields) {
+    if (field.resume != Resume::must_match) continue;
+    if (!std::visit([&](auto member) { return a.*member == b.*member; }, field.member)) return false;
+  }
+  return true;
 }
 
 bool config_file_matches(const std::string& path, const ConfigParams& params) {

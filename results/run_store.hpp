@@ -46,8 +46,8 @@ std::vector<std::string> list_config_files(const std::string& dir, std::vector<s
 void remove_unfinished_writes(const std::string& dir);
 // For --resume: the file is a readable configuration file and same_params holds.
 bool config_file_matches(const std::string& path, const ConfigParams& params);
-// Every ConfigParams field equal except nccl_variables: those record the environment the
-// trainer found at write time, not a setting of the experiment (nccl_profile is the setting).
+// Every ConfigParams field that config_fields.hpp marks Resume::must_match is equal: all but
+// nccl_variables, which record the environment the trainer found, not a setting.
 bool same_params(const ConfigParams& a, const ConfigParams& b);
 
 }  // namespace ddpscale

@@ -1,10 +1,15 @@
 #include "summary_export.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <variant>
 
+#include "config_fields.hpp"
 #include "json_writer.hpp"
 #include "text_io.hpp"
 
@@ -17,13 +22,48 @@ struct Column {
   std::string name;
   std::function<double(const ConfigSummary&, const Comparison*)> number;  // NaN: empty cell
   std::function<std::string(const ConfigSummary&)> text;                  // used when set
+  std::function<bool(const ConfigSummary&)> flag;  // used when set: true/false, a JSON boolean
 };
 
 Column text_column(const std::string& name, std::function<std::string(const ConfigSummary&)> text) {
-  return Column{name, nullptr, std::move(text)};
+  return Column{name, nullptr, std::move(text), nullptr};
 }
 Column number_column(const std::string& name, std::function<double(const ConfigSummary&, const Comparison*)> number) {
-  return Column{name, std::move(number), nullptr};
+  return Column{name, std::move(number), nullptr, nullptr};
+}
+Column flag_column(const std::string& name, std::function<bool(const ConfigSummary&)> flag) {
+  return Column{name, nullptr, nullptr, std::move(flag)};
+}
+
+// The column of one configuration field, written as its type says.
+struct FieldColumn {
+  const std::string& name;
+  Column operator()(std::string ConfigParams::*member) const {
+    return text_column(name, [member](const ConfigSummary& s) { return s.params.*member; });
+  }
+  Column operator()(bool ConfigParams::*member) const {
+    return flag_column(name, [member](const ConfigSummary& s) { return s.params.*member; });
+  }
+  template <typename Number>
+  Column operator()(Number ConfigParams::*member) const {
+    // Lists and maps never get here: summary_columns_well_formed() refuses them at compile time.
+    if constexpr (!std::is_arithmetic_v<Number>) throw std::logic_error(name + " cannot be a summary column");
+    else
+      return number_column(name, [member](const ConfigSummary& s, const Comparison*) {
+        return static_cast<double>(s.params.*member);
+      });
+  }
+};
+
+// The configuration's columns, in the positions kConfigFields gives them.
+void add_config_columns(std::vector<Column>& columns) {
+  std::vector<const ConfigField*> in_order;
+  for (const ConfigField& field : kConfigFields)
+    if (field.column.name) in_order.push_back(&field);
+  std::sort(in_order.begin(), in_order.end(),
+            [](const ConfigField* a, const ConfigField* b) { return a->column.position < b->column.position; });
+  for (const ConfigField* field : in_order)
+    columns.push_back(std::visit(FieldColumn{field->column.name}, field->member));
 }
 
 void add_summary_columns(std::vector<Column>& columns, const std::string& prefix,
@@ -48,24 +88,7 @@ void add_summary_columns(std::vector<Column>& columns, const std::string& prefix
 std::vector<Column> columns() {
   std::vector<Column> c;
   c.push_back(text_column("id", [](const ConfigSummary& s) { return s.id; }));
-  c.push_back(text_column("model", [](const ConfigSummary& s) { return s.params.model; }));
-  c.push_back(number_column("parameters", [](const ConfigSummary& s, const Comparison*) { return double(s.params.parameters); }));
-  c.push_back(text_column("scaling", [](const ConfigSummary& s) { return s.params.scaling; }));
-  c.push_back(number_column("batch_per_rank", [](const ConfigSummary& s, const Comparison*) { return double(s.params.batch_per_rank); }));
-  c.push_back(number_column("global_batch", [](const ConfigSummary& s, const Comparison*) { return double(s.params.global_batch); }));
-  c.push_back(number_column("world_size", [](const ConfigSummary& s, const Comparison*) { return double(s.params.world_size); }));
-  c.push_back(text_column("optimizer", [](const ConfigSummary& s) { return s.params.optimizer; }));
-  c.push_back(number_column("learning_rate", [](const ConfigSummary& s, const Comparison*) { return s.params.learning_rate; }));
-  c.push_back(text_column("dtype", [](const ConfigSummary& s) { return s.params.dtype; }));
-  c.push_back(text_column("exec", [](const ConfigSummary& s) { return s.params.exec; }));
-  c.push_back(text_column("allreduce_dtype", [](const ConfigSummary& s) { return s.params.allreduce_dtype; }));
-  c.push_back(number_column("bucket_mb", [](const ConfigSummary& s, const Comparison*) { return s.params.bucket_mb; }));
-  c.push_back(text_column("overlap", [](const ConfigSummary& s) { return std::string(s.params.overlap ? "true" : "false"); }));
-  c.push_back(text_column("nccl_profile", [](const ConfigSummary& s) { return s.params.nccl_profile; }));
-  c.push_back(text_column("device", [](const ConfigSummary& s) { return s.params.device; }));
-  c.push_back(text_column("backend", [](const ConfigSummary& s) { return s.params.backend; }));
-  c.push_back(number_column("warmup_steps", [](const ConfigSummary& s, const Comparison*) { return double(s.params.warmup_steps); }));
-  c.push_back(number_column("measured_steps", [](const ConfigSummary& s, const Comparison*) { return double(s.params.measured_steps); }));
+  add_config_columns(c);
   c.push_back(number_column("runs_total", [](const ConfigSummary& s, const Comparison*) { return double(s.runs_total); }));
   c.push_back(number_column("runs_ok", [](const ConfigSummary& s, const Comparison*) { return double(s.runs_ok); }));
   c.push_back(number_column("runs_failed", [](const ConfigSummary& s, const Comparison*) { return double(s.runs_failed); }));
@@ -125,6 +148,7 @@ std::string summary_csv(const StudyAnalysis& analysis) {
       if (i) out += ",";
       if (cols[i].name == "paid_off") out += paid_off_text(s, k);
       else if (cols[i].text) out += csv_field(cols[i].text(s));
+      else if (cols[i].flag) out += cols[i].flag(s) ? "true" : "false";
       else out += number_text(cols[i].number(s, k));
     }
     out += "\n";
@@ -146,8 +170,8 @@ std::string summary_json(const StudyAnalysis& analysis) {
         const std::string paid = paid_off_text(s, k);
         if (paid.empty()) json.null();
         else json.value(paid == "true");
-      } else if (col.name == "overlap") {
-        json.value(s.params.overlap);
+      } else if (col.flag) {
+        json.value(col.flag(s));
       } else if (col.text) {
         json.value(col.text(s));
       } else {

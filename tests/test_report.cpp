@@ -27,6 +27,7 @@
 #include "sample_records.hpp"
 #include "study_analysis.hpp"
 #include "summary_export.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -190,23 +191,6 @@ struct Csv {
     const std::string text = cell(id, name);
     return text.empty() ? std::nan("") : std::stod(text);
   }
-};
-
-// A temporary folder per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("ddpscale_report_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
 };
 
 // Sets an environment variable for one scope and puts the old value back.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "report_plots.hpp"
+#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {
@@ -23,30 +24,6 @@ namespace fs = std::filesystem;
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char kTrickyTitle[] = "it's \"quoted\" \\ a_b^c";
-
-// A fresh directory, removed afterwards unless DDPSCALE_KEEP_TEST_FILES is set (to look at
-// the images a test drew).
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ddpscale_plots_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    if (std::getenv("DDPSCALE_KEEP_TEST_FILES") != nullptr) {
-      std::fprintf(stderr, "kept %s\n", path_.c_str());
-      return;
-    }
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
 
 // Sets PATH for one scope and puts the old value back, even when an ASSERT returns early.
 class ScopedPath {

@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -8,6 +7,7 @@
 #include "hdf5_handles.hpp"
 #include "run_store.hpp"
 #include "sample_records.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,14 +27,6 @@ void set_root_string_attribute(const std::string& path, const char* name, const 
 
 class RunStore : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("ddpscale_store_" + std::to_string(::getpid()) + "_" +
-                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-
   // The StoreError message read_config throws, or "" if it read the file.
   static std::string read_error(const std::string& path) {
     try {
@@ -56,7 +48,8 @@ class RunStore : public ::testing::Test {
     return found;
   }
 
-  fs::path dir;
+  TempDir temp_;
+  const fs::path dir = temp_.path();
 };
 
 TEST_F(RunStore, ConfigRoundTripKeepsEveryValue) {
