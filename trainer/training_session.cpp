@@ -83,6 +83,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     model_ = build_model(o.model, model_options);
     model_->to(setup_.device);
   }
+  if (setup_.precision != torch::kFloat) model_->to(setup_.precision);
   model_->train();
   parameters_ = model_->parameters();
 
@@ -93,6 +94,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   SyntheticBatch batch = make_synthetic_batch(o.model, model_options, global, run_seed, torch::kCPU);
   inputs_ = batch.inputs.narrow(0, local * setup_.rank, local).contiguous();
   labels_ = batch.labels.narrow(0, local * setup_.rank, local).contiguous().to(setup_.device);
+  if (inputs_.is_floating_point()) inputs_ = inputs_.to(setup_.precision);  // token ids stay int64
   if (o.data == "host") {
     host_inputs_ = inputs_.pin_memory();
     inputs_ = host_inputs_.to(setup_.device);
