@@ -18,6 +18,12 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+// How long a test waits for what should come within a poll or two. The tests' time-outs and
+// polls are 20-300 ms, but a loaded machine may not run a thread for seconds, so only the
+// order of events is asserted tightly (never before the time-out); "promptly" means well
+// inside this, and well below the 60 s time-outs and poll intervals it is set against.
+constexpr auto kPatience = 15s;
+
 // Collects the watchdog's verdict from its thread.
 struct StallRecord {
   std::mutex mutex;
@@ -47,10 +53,9 @@ TEST(StallWatchdog, AStreamThatStopsIsReportedAfterTheTimeout) {
   StreamProbe probe{[&] { ++placed; }, [] { return false; }, [] { return std::string(); }};
   const auto start = Clock::now();
   StallWatchdog watchdog(probe, 300ms, 20ms, record.callback());
-  ASSERT_TRUE(record.wait_for_call(3000ms));
+  ASSERT_TRUE(record.wait_for_call(kPatience));
   const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(record.at - start);
-  EXPECT_GE(after.count(), 300);
-  EXPECT_LE(after.count(), 300 + 500);  // time-out + a poll, with room for a loaded CI machine
+  EXPECT_GE(after.count(), 300);  // never before the time-out: that holds on any machine
   EXPECT_NE(record.why.find("no completion within --comm-timeout (0.3 s)"), std::string::npos) << record.why;
   EXPECT_EQ(placed.load(), 1);  // an unreached marker is never replaced
   std::this_thread::sleep_for(100ms);
@@ -76,9 +81,9 @@ TEST(StallWatchdog, ABackendErrorIsReportedAtTheNextPoll) {
   StreamProbe probe{[] {}, [] { return true; }, [] { return std::string("NCCL async error: remote process exited"); }};
   const auto start = Clock::now();
   StallWatchdog watchdog(probe, 60000ms, 20ms, record.callback());
-  ASSERT_TRUE(record.wait_for_call(3000ms));
+  ASSERT_TRUE(record.wait_for_call(kPatience));  // long before the 60 s time-out
   EXPECT_EQ(record.why, "NCCL async error: remote process exited");
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(record.at - start).count(), 1000);
+  EXPECT_LT(record.at - start, kPatience);
 }
 
 // The GPU machine's case: the probe's CUDA call itself waits in the driver behind a full
@@ -100,7 +105,7 @@ TEST(StallWatchdog, AProbeThatBlocksInsideItsCallIsStillReported) {
   const auto start = Clock::now();
   {
     StallWatchdog watchdog(probe, 300ms, 20ms, record.callback());
-    const bool reported = record.wait_for_call(3000ms);
+    const bool reported = record.wait_for_call(kPatience);
     {
       std::lock_guard<std::mutex> lock(gate);  // let the probe return so the watchdog can stop
       open = true;
@@ -109,18 +114,17 @@ TEST(StallWatchdog, AProbeThatBlocksInsideItsCallIsStillReported) {
     ASSERT_TRUE(reported) << "no report while the probe was blocked";
   }
   const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(record.at - start);
-  EXPECT_GE(after.count(), 300);
-  EXPECT_LE(after.count(), 300 + 500 + 100);  // time-out + a poll + the one passing poll
+  EXPECT_GE(after.count(), 300);  // not before the time-out; reported while blocked (above)
   EXPECT_NE(record.why.find("no completion within --comm-timeout (0.3 s)"), std::string::npos) << record.why;
 }
 
 TEST(StallWatchdog, StopsPromptlyWhenDestroyed) {
   StallRecord record;
   StreamProbe probe{[] {}, [] { return true; }, [] { return std::string(); }};
-  auto watchdog = std::make_unique<StallWatchdog>(probe, 60000ms, 10000ms, record.callback());
+  auto watchdog = std::make_unique<StallWatchdog>(probe, 600000ms, 60000ms, record.callback());
   const auto start = Clock::now();
-  watchdog.reset();  // must not sit out the 10 s poll interval
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count(), 1000);
+  watchdog.reset();  // must not sit out the poll interval
+  EXPECT_LT(Clock::now() - start, kPatience);
 }
 
 }  // namespace
