@@ -23,7 +23,7 @@
                    that of the ok runs only.
 
 Usage: /usr/bin/python3 reliability_faults.py --ddpscale PATH --mpirun "mpirun ..." TEST [TEST...]
-Exit 0 pass, 1 fail, 77 skipped (h5py missing for a test that reads HDF5).
+Exit 0 pass, 1 fail, 77 skipped (h5py missing for a test that reads HDF5, or fewer than 2 GPUs for --device cuda).
 """
 import argparse
 import os
@@ -33,6 +33,7 @@ import shlex
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -93,7 +94,22 @@ def log(message):
 # A rank lost in the middle of measured steps
 
 
+def visible_gpu_count():
+    """GPUs this process may use: CUDA_VISIBLE_DEVICES if set, else what nvidia-smi lists."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip() and d.strip() != "-1"])
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in listing.splitlines() if line.startswith("GPU "))
+
+
 def start_long_training(ctx, name, timeout_s):
+    if ctx.device == "cuda" and visible_gpu_count() < 2:
+        # ddpscale refuses two ranks on one GPU (they would distort every timing).
+        raise Skip(f"needs 2 GPUs, this machine has {visible_gpu_count()}")
     args = ["train", "-m", "mlp@100K", "--device", ctx.device, "--runs", "1", "--warmup", "2", "--steps", "100000",
             "--comm-timeout", str(timeout_s)]
     launch = Launch(ctx.mpirun, ctx.ddpscale, args, ctx.workdir, name=name)
