@@ -283,8 +283,9 @@ void write_commbench_group(const H5Io& io, hid_t file, const CommBenchTable& t) 
   io.put_doubles(g.get(), "busbw_gbs", t.busbw_gbs);
 }
 
-std::optional<CommBenchTable> read_commbench_group(const H5Io& io, hid_t file) {
-  if (!io.has_link(file, "commbench")) return std::nullopt;
+// Empty when the study has none.
+CommBenchTable read_commbench_group(const H5Io& io, hid_t file) {
+  if (!io.has_link(file, "commbench")) return {};
   H5Group g = io.open_group(file, "commbench");
   CommBenchTable t;
   t.bytes = io.get_doubles(g.get(), "bytes");
@@ -392,29 +393,12 @@ void write_study(const std::string& dir, const StudyMetadata& metadata, const Co
   });
 }
 
-StudyMetadata read_study_metadata(const std::string& dir) {
-  const std::string path = study_path(dir);
-  H5File file = open_store_file(path, kStudyKind);
-  return read_metadata(H5Io(path), file.get());
-}
-
-std::optional<CommBenchTable> read_commbench(const std::string& dir) {
-  const std::string path = study_path(dir);
-  H5File file = open_store_file(path, kStudyKind);
-  return read_commbench_group(H5Io(path), file.get());
-}
-
-void write_commbench(const std::string& dir, const CommBenchTable& commbench) {
-  // Rewritten whole rather than edited in place, so the file is never half-updated.
-  write_study(dir, read_study_metadata(dir), commbench);
-}
-
 StudyMetadata read_study(const std::string& dir, CommBenchTable* commbench) {
   const std::string path = study_path(dir);
   H5File file = open_store_file(path, kStudyKind);
   const H5Io io(path);
   StudyMetadata metadata = read_metadata(io, file.get());
-  if (commbench) *commbench = read_commbench_group(io, file.get()).value_or(CommBenchTable{});
+  if (commbench) *commbench = read_commbench_group(io, file.get());
   return metadata;
 }
 

@@ -3,7 +3,6 @@
 // under a temporary name and renamed into place only when complete, so an interrupted
 // study never leaves a half-written file that looks complete.
 #pragma once
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +23,8 @@ struct CommBenchTable {
 
 // Writes <dir>/study.h5 (replacing an older one); an empty table stores no commbench group.
 void write_study(const std::string& dir, const StudyMetadata& metadata, const CommBenchTable& commbench = {});
-StudyMetadata read_study_metadata(const std::string& dir);
-// The study's commbench table; nullopt when the study has none (world size 1, --no-commbench).
-std::optional<CommBenchTable> read_commbench(const std::string& dir);
-// Replaces the commbench table of an existing <dir>/study.h5, keeping its metadata.
-void write_commbench(const std::string& dir, const CommBenchTable& commbench);
-// Both at once; *commbench is left empty when the study has none.
+// The metadata and, if asked for, the commbench table; *commbench is left empty when the
+// study has none (world size 1, --no-commbench).
 StudyMetadata read_study(const std::string& dir, CommBenchTable* commbench = nullptr);
 
 // Writes <dir>/<record.id>.h5 (replacing an older one). The directory must exist.

@@ -181,7 +181,8 @@ TEST_F(RunStore, StudyRoundTripWithCommbench) {
   write_study(dir.string(), meta, bench);
   EXPECT_TRUE(leftover_temporaries().empty());
 
-  const StudyMetadata read = read_study_metadata(dir.string());
+  CommBenchTable table;
+  const StudyMetadata read = read_study(dir.string(), &table);
   EXPECT_EQ(read.tool_version, "0.1.0");
   EXPECT_EQ(read.git_commit, "abc123");
   EXPECT_EQ(read.command_line, "ddpscale sweep experiments/quick.yaml --out x");
@@ -196,12 +197,10 @@ TEST_F(RunStore, StudyRoundTripWithCommbench) {
   EXPECT_EQ(read.link_topology, "GPU0-GPU1 NVLink x18, P2P yes");
   EXPECT_EQ(read.nccl_variables, (std::map<std::string, std::string>{{"NCCL_NVLS_ENABLE", "0"}}));
 
-  const auto table = read_commbench(dir.string());
-  ASSERT_TRUE(table.has_value());
-  EXPECT_EQ(table->bytes, (std::vector<double>{1024, 4096}));
-  EXPECT_EQ(table->time_us, (std::vector<double>{10.5, 12.0}));
-  EXPECT_EQ(table->algbw_gbs, (std::vector<double>{0.1, 0.34}));
-  EXPECT_EQ(table->busbw_gbs, (std::vector<double>{0.0975, 0.33}));
+  EXPECT_EQ(table.bytes, (std::vector<double>{1024, 4096}));
+  EXPECT_EQ(table.time_us, (std::vector<double>{10.5, 12.0}));
+  EXPECT_EQ(table.algbw_gbs, (std::vector<double>{0.1, 0.34}));
+  EXPECT_EQ(table.busbw_gbs, (std::vector<double>{0.0975, 0.33}));
   EXPECT_TRUE(list_config_files(dir.string()).empty());  // study.h5 is not a configuration
 }
 
@@ -211,7 +210,6 @@ TEST_F(RunStore, StudyWithoutCommbenchAndWithEmptyLists) {
   meta.gpu_names.clear();
   meta.nccl_variables.clear();
   write_study(dir.string(), meta);
-  EXPECT_FALSE(read_commbench(dir.string()).has_value());
   CommBenchTable table{{1}, {2}, {3}, {4}};
   const StudyMetadata read = read_study(dir.string(), &table);
   EXPECT_TRUE(table.bytes.empty());
@@ -221,9 +219,9 @@ TEST_F(RunStore, StudyWithoutCommbenchAndWithEmptyLists) {
   EXPECT_EQ(read.git_commit, "abc123");
 
   // Added later, the table replaces the file whole and the metadata survives.
-  write_commbench(dir.string(), {{8}, {1.5}, {0.005}, {0.0075}});
-  EXPECT_EQ(read_commbench(dir.string())->busbw_gbs, std::vector<double>{0.0075});
-  EXPECT_EQ(read_study_metadata(dir.string()).command_line, "ddpscale sweep experiments/quick.yaml --out x");
+  write_study(dir.string(), read, {{8}, {1.5}, {0.005}, {0.0075}});
+  EXPECT_EQ(read_study(dir.string(), &table).command_line, "ddpscale sweep experiments/quick.yaml --out x");
+  EXPECT_EQ(table.busbw_gbs, std::vector<double>{0.0075});
 }
 
 TEST_F(RunStore, CommbenchColumnsOfDifferentLengthAreRefused) {
@@ -271,7 +269,7 @@ TEST_F(RunStore, RefusesTextFileAndMissingFile) {
   EXPECT_EQ(read_error(text), text + ": not an HDF5 file (or truncated)");
   const std::string missing = (dir / "missing.h5").string();
   EXPECT_EQ(read_error(missing), missing + ": no such file");
-  EXPECT_THROW(read_study_metadata((dir / "nowhere").string()), StoreError);
+  EXPECT_THROW(read_study((dir / "nowhere").string()), StoreError);
 }
 
 TEST_F(RunStore, RefusesIncompleteFile) {
