@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "report_document.hpp"
+#include "report_format.hpp"
 #include "report_plots.hpp"
 #include "summary_export.hpp"
 #include "text_io.hpp"
@@ -19,77 +20,6 @@ namespace fs = std::filesystem;
 
 namespace ddpscale {
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-
-std::string gpus_text(int world) { return std::to_string(world) + (world == 1 ? " GPU" : " GPUs"); }
-
-// Ranks are GPUs on a GPU study and processes on a CPU one: say which.
-std::string ranks_text(const ConfigParams& p) {
-  if (p.device == "cuda") return gpus_text(p.world_size);
-  return std::to_string(p.world_size) + (p.world_size == 1 ? " CPU rank" : " CPU ranks");
-}
-
-// "mean ± half-width of the 95% interval", "mean (n=1, no CI)" or "n/a"; the caller says
-// how each of the two numbers is written.
-template <typename MeanText, typename HalfWidthText>
-std::string mean_pm_ci(const Summary& s, MeanText mean_text, HalfWidthText half_width_text) {
-  if (s.n == 0) return "n/a";
-  if (!std::isfinite(s.ci_low) || !std::isfinite(s.ci_high))
-    return mean_text(s.mean) + " (n=" + std::to_string(s.n) + ", no CI)";
-  return mean_text(s.mean) + " ± " + half_width_text((s.ci_high - s.ci_low) / 2);
-}
-
-// Throughputs: four significant digits, the interval's half-width two.
-std::string throughput_text(const Summary& s) {
-  return mean_pm_ci(
-      s, [](double v) { return format_number(v, 4); }, [](double v) { return format_number(v, 2); });
-}
-
-std::string speedup_text(const ConfigSpeedup& s) {
-  if (!std::isfinite(s.speedup)) return "n/a";
-  std::string text = format_number(s.speedup, 3) + "x";
-  if (s.speedup_ci.valid())
-    text += " [" + format_number(s.speedup_ci.low, 3) + ", " + format_number(s.speedup_ci.high, 3) + "]";
-  else
-    text += " [n/a]";
-  return text;
-}
-
-std::string p_text(double p) {
-  if (!std::isfinite(p)) return "n/a";
-  if (p < 0.001) return "< 0.001";
-  return format_number(p, 2);
-}
-
-std::string percent(double share) { return std::isfinite(share) ? format_number(100 * share, 3) + "%" : "n/a"; }
-
-std::string mib_text(double bytes) { return std::isfinite(bytes) ? format_number(bytes / kMiB, 4) + " MiB" : "n/a"; }
-
-std::string parameters_text(double parameters) {
-  if (!std::isfinite(parameters)) return "n/a";
-  // Three significant digits round 999.5K up to "1000K": such a count is written 1.00M.
-  if (parameters >= 999.5e6) return format_number(parameters / 1e9, 3) + "B";
-  if (parameters >= 999.5e3) return format_number(parameters / 1e6, 3) + "M";
-  if (parameters >= 999.5) return format_number(parameters / 1e3, 3) + "K";
-  return format_number(parameters, 3);
-}
-
-// A file stem gnuplot and every file system accept.
-std::string safe_stem(const std::string& text) {
-  std::string out;
-  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
-  return out;
-}
-
-// What distinguishes tables of the same model: scaling, and any non-default setting.
-std::string variant_of(const ConfigParams& p) {
-  std::string v = p.scaling + " scaling" + exec_dtype_text(p.exec, p.dtype);
-  if (p.nccl_profile != "default") v += ", NCCL profile " + p.nccl_profile;
-  if (p.optimizer != "adam") v += ", " + p.optimizer;
-  return v;
-}
-
 
 class ReportBuilder {
  public:
@@ -391,11 +321,6 @@ class ReportBuilder {
     return t;
   }
 
-  static std::string settings_of(const ConfigParams& p) {
-    return std::string(p.overlap ? "overlap" : "no overlap") + ", " + format_number(p.bucket_mb, 3) + " MiB" +
-           (p.allreduce_dtype != "float32" ? ", " + p.allreduce_dtype + " allreduce" : "");
-  }
-
   void unmatched_rows(const std::string& model) {
     std::set<size_t> compared;
     for (const Comparison& c : a_.comparisons) compared.insert(c.one_gpu), compared.insert(c.n_gpu);
@@ -533,19 +458,12 @@ class ReportBuilder {
     doc_.table(t);
   }
 
-  // Milliseconds with three decimals (a microsecond): phases span 0.005 ms to seconds, and
-  // significant digits would print a data phase of 50 ns as 0.0000500.
+  // A phase's time per step in ms, or why there is none.
   static std::string phase_cell(const ConfigSummary& c, Phase p) {
     if (c.params.exec == "graph" && p != Phase::step) return "not split";  // one CUDA graph per step
     if (c.params.world_size == 1 && (p == Phase::allreduce_total || p == Phase::allreduce_exposed))
       return "none";  // one rank runs no communication code
     return mean_pm_ci(c.phase_us[static_cast<size_t>(p)], fixed_ms, fixed_ms);
-  }
-
-  static std::string fixed_ms(double us) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.3f", us / 1000);
-    return text;
   }
 
   void add_bar(StackedBarPlot& bars, const ConfigSummary& c) {
@@ -898,31 +816,6 @@ class ReportBuilder {
 };
 
 }  // namespace
-
-std::string group_thousands(int64_t value) {
-  // Unsigned magnitude: -INT64_MIN does not fit in int64_t.
-  const uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
-  std::string digits = std::to_string(magnitude);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return value < 0 ? "-" + out : out;
-}
-
-std::string format_number(double value, int significant) {
-  if (!std::isfinite(value)) return "n/a";
-  if (value == 0) return "0";
-  // The magnitude after rounding to `significant` digits: 9.996 rounds to 1.00e+01, so it
-  // is printed "10.0", not "10.00" (log10 of the unrounded value would say 0).
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*e", std::max(significant, 1) - 1, value);
-  const int magnitude = std::atoi(std::strchr(text, 'e') + 1);
-  const int decimals = std::max(0, significant - 1 - magnitude);
-  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
-  return text;
-}
 
 ReportResult write_report(const LoadedStudy& study, const StudyAnalysis& analysis, const ReportOptions& options) {
   std::error_code ec;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "report_format.hpp"  // group_thousands, format_number
 #include "study_analysis.hpp"
 
 namespace ddpscale {
@@ -35,10 +36,5 @@ struct ReportResult {
 // Writes the report into options.out_dir (created if missing). Throws std::runtime_error
 // naming the file on a write error.
 ReportResult write_report(const LoadedStudy& study, const StudyAnalysis& analysis, const ReportOptions& options);
-
-// "12,345" style thousands separators for counts.
-std::string group_thousands(int64_t value);
-// A number with `significant` significant digits (at least 0 decimals), "n/a" when NaN.
-std::string format_number(double value, int significant = 3);
 
 }  // namespace ddpscale
