@@ -1,3 +1,7 @@
+// The report's sections in order (ReportBuilder), rendered by report_document.cpp and
+// written beside summary.csv/json. Over 500 lines because the sections share one builder's
+// state (the analysis, the document, the plotter); the parameter-threshold section, the
+// largest, lives apart in report_thresholds.cpp, the number formats in report_format.cpp.
 #include "report_writer.hpp"
 
 #include <algorithm>
@@ -13,6 +17,7 @@
 #include "report_document.hpp"
 #include "report_format.hpp"
 #include "report_plots.hpp"
+#include "report_thresholds.hpp"
 #include "summary_export.hpp"
 #include "text_io.hpp"
 
@@ -31,15 +36,10 @@ class ReportBuilder {
 
   ReportDocument build() {
     doc_.title = "ddpscale report: " + study_name();
-    executive_summary();
-    test_configuration();
-    model_specifications();
-    results_per_model();
-    time_breakdown();
-    nccl_profiles();
-    parameter_thresholds();
-    cost();
-    methodology();
+    for (size_t i = 0; i < sections().size(); ++i) {
+      doc_.heading(std::to_string(i + 1) + ". " + sections()[i].title);
+      (this->*sections()[i].write)();
+    }
     return std::move(doc_);
   }
 
@@ -47,6 +47,43 @@ class ReportBuilder {
   const std::vector<std::string>& plot_files() const { return plot_files_; }
 
  private:
+  enum class Section {
+    executive_summary,
+    test_configuration,
+    model_specifications,
+    results_per_model,
+    time_breakdown,
+    nccl_profiles,
+    parameter_thresholds,
+    cost,
+    methodology
+  };
+  struct SectionPlan {
+    Section id;
+    const char* title;
+    void (ReportBuilder::*write)();  // everything below the heading
+  };
+  // The sections in order: headings and cross-references ("section 9") take their numbers
+  // from here, so a section added or moved renumbers the prose too.
+  static const std::vector<SectionPlan>& sections() {
+    static const std::vector<SectionPlan> plan = {
+        {Section::executive_summary, "Executive summary", &ReportBuilder::executive_summary},
+        {Section::test_configuration, "Test configuration", &ReportBuilder::test_configuration},
+        {Section::model_specifications, "Model specifications", &ReportBuilder::model_specifications},
+        {Section::results_per_model, "Results per model", &ReportBuilder::results_per_model},
+        {Section::time_breakdown, "Where the time goes", &ReportBuilder::time_breakdown},
+        {Section::nccl_profiles, "NCCL profiles compared", &ReportBuilder::nccl_profiles},
+        {Section::parameter_thresholds, "Parameter-threshold analysis", &ReportBuilder::parameter_thresholds},
+        {Section::cost, "Cost", &ReportBuilder::cost},
+        {Section::methodology, "Methodology and reproducibility", &ReportBuilder::methodology}};
+    return plan;
+  }
+  static std::string section_ref(Section section) {
+    const auto& plan = sections();
+    const auto at = std::find_if(plan.begin(), plan.end(), [section](const SectionPlan& p) { return p.id == section; });
+    return "section " + std::to_string(at - plan.begin() + 1);
+  }
+
   std::string study_name() const {
     std::string names;
     for (const auto& source : study_.sources) names += (names.empty() ? "" : ", ") + fs::path(source.path).filename().string();
@@ -62,11 +99,7 @@ class ReportBuilder {
     return out;
   }
 
-  int64_t parameters_of(const std::string& model) const {
-    for (const ConfigSummary& c : a_.configs)
-      if (c.params.model == model) return c.params.parameters;
-    return 0;
-  }
+  int64_t parameters_of(const std::string& model) const { return ddpscale::parameters_of(a_, model); }
 
   std::string device_word() const {
     for (const ConfigSummary& c : a_.configs)
@@ -74,9 +107,8 @@ class ReportBuilder {
     return "CPU ranks";
   }
 
-  // ---- 1. Executive summary ----------------------------------------------------------
+  // ---- Executive summary ----------------------------------------------------------
   void executive_summary() {
-    doc_.heading("1. Executive summary");
     if (a_.comparisons.empty()) {
       doc_.paragraph("No configuration with more than one rank has a one-rank counterpart in these inputs, so no "
                      "speedup can be stated. Measure world sizes 1 and N of the same model and batch.");
@@ -104,8 +136,8 @@ class ReportBuilder {
     }
     if (!items.empty()) doc_.bullets(items);
     superlinear_caution();
-    for (const auto& entry : a_.break_even) break_even_paragraphs(entry.first);
-    for (const auto& [group, rows] : a_.measured_thresholds) measured_threshold_sentence(group, rows);
+    for (const auto& entry : a_.break_even) thresholds_.break_even_paragraphs(entry.first);
+    for (const auto& [group, rows] : a_.measured_thresholds) thresholds_.measured_threshold_sentence(group, rows);
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
       failed += c.runs_failed;
@@ -113,7 +145,8 @@ class ReportBuilder {
     }
     doc_.paragraph(std::to_string(a_.configs.size()) + " configurations, " + std::to_string(total) + " runs, " +
                    std::to_string(failed) + " failed (" + percent(total ? double(total - failed) / total : kNaN) +
-                   " success rate); failed runs are listed in section 9 and excluded from every statistic.");
+                   " success rate); failed runs are listed in " + section_ref(Section::methodology) +
+                   " and excluded from every statistic.");
   }
 
   // Under weak scaling every rank does the 1-rank configuration's work plus communication,
@@ -141,70 +174,8 @@ class ReportBuilder {
     doc_.bullets(items);
   }
 
-  std::string break_even_sentence(const ThresholdGroup& group, const BreakEven& be) const {
-    return "Break-even model size for " + group.label() + " (speedup 1.0 on a least-squares line of speedup "
-           "against log10 parameters, " + std::to_string(be.configs) + " configurations): " +
-           break_even_verdict(group, be, "");
-  }
-
-  // The pooled fit, then one per model family where the group compared several: families
-  // whose speedups grow differently with size can put the pooled crossing where neither is.
-  void break_even_paragraphs(const ThresholdGroup& group) {
-    doc_.paragraph(break_even_sentence(group, a_.break_even.at(group)));
-    const auto families = a_.break_even_by_family.find(group);
-    if (families == a_.break_even_by_family.end()) return;
-    std::vector<std::string> items;
-    for (const auto& [family, be] : families->second)
-      items.push_back(family + " (" + std::to_string(be.configs) + " configurations): " +
-                      break_even_verdict(group, be, family));
-    doc_.paragraph("The same fit for each model family on its own (" + group.label() +
-                   "); where the families disagree, these are the break-evens to read, not the pooled one:");
-    doc_.bullets(items);
-  }
-
-  // family empty: every model of the group.
-  std::string break_even_verdict(const ThresholdGroup& group, const BreakEven& be, const std::string& family) const {
-    if (!be.found)
-      return "not found: " + (be.reason.empty() ? "no crossing" : be.reason) + "." + range_verdict(group, family);
-    if (be.far_extrapolated)
-      return "not given: the fitted line crosses 1.0 more than ten times outside the measured sizes, too far to "
-             "quote." + range_verdict(group, family);
-    std::string s = "**" + parameters_text(be.parameters) + " parameters**";
-    if (be.ci.valid())
-      s += ", 95% bootstrap CI " + parameters_text(be.ci.low) + " to " + parameters_text(be.ci.high);
-    else
-      s += " (no confidence interval: " + (be.reason.empty() ? std::string("too few resamples cross 1.0") : be.reason) + ")";
-    if (be.extrapolated) s += "; extrapolated beyond the measured sizes, so treat it as a hint";
-    return s + ".";
-  }
-
-  // Without a crossing, what the measurements do say: every size paid off (the break-even
-  // lies below the smallest model measured), or none did (above the largest).
-  std::string range_verdict(const ThresholdGroup& group, const std::string& family) const {
-    int compared = 0, paid = 0;
-    double smallest = kNaN, largest = kNaN;
-    for (const Comparison& c : a_.comparisons) {
-      const ConfigParams& p = cfg(c.n_gpu).params;
-      if (!group.contains(p) || (!family.empty() && model_family(p.model) != family)) continue;
-      ++compared;
-      paid += c.paid_off;
-      const double n = static_cast<double>(p.parameters);
-      if (!(n >= smallest)) smallest = n;
-      if (!(n <= largest)) largest = n;
-    }
-    if (compared == 0) return "";
-    if (paid == compared)
-      return " Every compared configuration paid off, so for this machine the break-even lies below the smallest "
-             "model measured (" + parameters_text(smallest) + " parameters).";
-    if (paid == 0)
-      return " No compared configuration paid off, so the break-even lies above the largest model measured (" +
-             parameters_text(largest) + " parameters), if there is one.";
-    return "";
-  }
-
-  // ---- 2. Test configuration ------------------------------------------------------------
+  // ---- Test configuration ------------------------------------------------------------
   void test_configuration() {
-    doc_.heading("2. Test configuration");
     for (const StudySource& source : study_.sources) {
       if (study_.sources.size() > 1) doc_.heading(source.path, 3);
       if (!source.metadata) {
@@ -253,9 +224,8 @@ class ReportBuilder {
     doc_.table(t);
   }
 
-  // ---- 3. Model specifications -------------------------------------------------------
+  // ---- Model specifications -------------------------------------------------------
   void model_specifications() {
-    doc_.heading("3. Model specifications");
     ReportTable t;
     t.header = {"model", "parameters", "layers", "weights (fp32)", "Adam state (fp32)"};
     t.right_aligned = {false, true, false, true, true};
@@ -271,9 +241,8 @@ class ReportBuilder {
     doc_.table(t);
   }
 
-  // ---- 4. Results per model -------------------------------------------------------------
+  // ---- Results per model -------------------------------------------------------------
   void results_per_model() {
-    doc_.heading("4. Results per model");
     doc_.paragraph("Throughput is global samples per second (all ranks), mean ± half-width of the 95% t-interval "
                    "over runs; speedup is N ranks over 1 with a 95% bootstrap interval; p is Welch's two-tailed "
                    "test of N ranks against 1. The interval and p come from different methods and can disagree "
@@ -363,9 +332,8 @@ class ReportBuilder {
     add_figure(plot, model + ": samples/s against batch per rank, 1 and N ranks, 95% confidence intervals");
   }
 
-  // ---- 5. Where the time goes ----------------------------------------------------------
+  // ---- Where the time goes ----------------------------------------------------------
   void time_breakdown() {
-    doc_.heading("5. Where the time goes");
     doc_.paragraph("Per-phase time per step in ms (mean over runs of each run's median step ± half-width of the "
                    "95% t-interval). Allreduce total runs from the first bucket's launch to the last bucket's end and "
                    "overlaps backward; allreduce exposed is the part after backward ended, the communication the "
@@ -477,9 +445,8 @@ class ReportBuilder {
     }
   }
 
-  // ---- 6. NCCL profiles ---------------------------------------------------------------
+  // ---- NCCL profiles ---------------------------------------------------------------
   void nccl_profiles() {
-    doc_.heading("6. NCCL profiles compared");
     if (a_.nccl_profiles.size() < 2) {
       doc_.paragraph("This study ran one NCCL profile (" + (a_.nccl_profiles.empty() ? "default" : a_.nccl_profiles[0]) +
                      "); run experiments/nccl-profiles.yaml with scripts/sweep-nccl-profiles.sh to compare settings.");
@@ -510,176 +477,10 @@ class ReportBuilder {
     doc_.bullets(settings);
   }
 
-  // ---- 7. Parameter thresholds --------------------------------------------------------
-  void parameter_thresholds() {
-    doc_.heading("7. Parameter-threshold analysis");
-    if (a_.thresholds.empty()) {
-      doc_.paragraph("No N-rank configuration was compared with 1 rank: no threshold can be derived.");
-      return;
-    }
-    doc_.paragraph("A configuration pays off when N ranks are faster than 1 (speedup > 1) and the difference is "
-                   "significant (Welch p < 0.05). Each row counts the compared configurations whose model lies in "
-                   "the parameter range; the share's interval is Wilson's 95% score interval. Ranges without a "
-                   "measurement say so.");
-    for (const auto& [group, rows] : a_.thresholds) {
-      doc_.heading(group.label() + " against 1", 3);
-      ReportTable t;
-      t.header = {"parameter range", "multi-GPU benefit", "confidence", "models measured"};
-      for (const ThresholdRow& r : rows) {
-        std::string models;
-        for (const auto& m : r.models) models += (models.empty() ? "" : ", ") + m;
-        const std::string benefit = r.measured ? r.word + " (" + std::to_string(r.paid_off) + " of " +
-                                                     std::to_string(r.measured) + ", " + percent(r.share) + ")"
-                                               : "not measured";
-        t.rows.push_back({r.range.label, benefit, r.measured ? r.confidence : "n/a", models.empty() ? "none" : models});
-      }
-      doc_.table(t);
-      break_even_paragraphs(group);
-      pays_off_matrix(group);
-      measured_threshold_table(group);
-      speedup_plot(group);
-    }
-  }
+  void parameter_thresholds() { thresholds_.write_section(); }
 
-  void pays_off_matrix(const ThresholdGroup& group) {
-    std::set<int64_t> batches;
-    std::map<std::string, std::map<int64_t, std::string>> cells;
-    for (const Comparison& c : a_.comparisons) {
-      const ConfigParams& p = cfg(c.n_gpu).params;
-      if (!group.contains(p)) continue;
-      batches.insert(p.batch_per_rank);
-      std::string& cell = cells[p.model][p.batch_per_rank];
-      cell += (cell.empty() ? "" : "; ") + std::string(c.paid_off ? "**yes** " : "no ") +
-              (std::isfinite(c.speedup.speedup) ? format_number(c.speedup.speedup, 3) + "x" : "n/a");
-    }
-    ReportTable t;
-    t.header = {"model", "parameters"};
-    for (int64_t b : batches) t.header.push_back("batch " + std::to_string(b));
-    t.right_aligned.assign(t.header.size(), true);
-    t.right_aligned[0] = false;
-    for (const std::string& model : a_.models) {
-      if (!cells.count(model)) continue;
-      std::vector<std::string> row = {model, group_thousands(parameters_of(model))};
-      for (int64_t b : batches) row.push_back(cells[model].count(b) ? cells[model][b] : "not measured");
-      t.rows.push_back(row);
-    }
-    doc_.paragraph("Does it pay off, model by batch size (yes = faster and significant):");
-    doc_.table(t);
-  }
-
-  // Section 7's measured thresholds in one sentence: per family, the batch sizes that share
-  // an outcome together, those where it paid off first ("mlp pays off from mlp@30M at batch
-  // 256, but not even at mlp@500M at batch 16 and 64").
-  void measured_threshold_sentence(const ThresholdGroup& group, const std::vector<MeasuredThreshold>& rows) {
-    struct Outcome {
-      std::string text;
-      bool paid = true;
-      std::vector<int64_t> batches;
-    };
-    std::map<std::string, std::vector<Outcome>> by_family;
-    for (const MeasuredThreshold& m : rows) {
-      const std::string text = m.pays_from < 0            ? "not even at " + m.largest_not_paying_model
-                               : m.largest_not_paying < 0 ? "at every size measured (from " + m.pays_from_model + ")"
-                                                          : "from " + m.pays_from_model;
-      auto& outcomes = by_family[m.family];
-      auto same = std::find_if(outcomes.begin(), outcomes.end(), [&](const Outcome& o) { return o.text == text; });
-      if (same == outcomes.end()) outcomes.push_back({text, m.pays_from >= 0, {m.batch}});
-      else same->batches.push_back(m.batch);
-    }
-    if (by_family.empty()) return;
-    const auto listed = [](const std::vector<std::string>& items) {
-      std::string text;
-      for (size_t i = 0; i < items.size(); ++i)
-        text += (i == 0 ? "" : i + 1 == items.size() ? (items.size() > 2 ? ", and " : " and ") : ", ") + items[i];
-      return text;
-    };
-    std::vector<std::string> families;
-    for (auto& [family, outcomes] : by_family) {
-      std::vector<std::string> paid, not_paid;
-      for (const Outcome& o : outcomes) {
-        std::vector<std::string> batches;
-        for (int64_t b : o.batches) batches.push_back(std::to_string(b));
-        (o.paid ? paid : not_paid).push_back(o.text + " at batch " + listed(batches));
-      }
-      families.push_back(family + " pays off " + listed(paid) + (paid.empty() || not_paid.empty() ? "" : ", but ") +
-                         listed(not_paid));
-    }
-    std::string text = "Measured thresholds for " + group.label() +
-                       ", batch by batch with no fitted line (section 7; batch per rank): ";
-    for (size_t i = 0; i < families.size(); ++i) text += (i == 0 ? "" : "; ") + families[i];
-    doc_.paragraph(text + ".");
-  }
-
-  // The threshold read off the measurements, batch by batch, beside the fitted line (which
-  // pools batch sizes and can mislead where the speedup depends on batch more than on size).
-  void measured_threshold_table(const ThresholdGroup& group) {
-    const auto found = a_.measured_thresholds.find(group);
-    if (found == a_.measured_thresholds.end() || found->second.empty()) return;
-    const auto size_text = [](const std::string& model, int64_t parameters) {
-      return model + " (" + parameters_text(static_cast<double>(parameters)) + ")";
-    };
-    ReportTable t;
-    t.header = {"family", "batch/rank", "sizes compared", "pays off from", "largest size that did not"};
-    t.right_aligned = {false, true, true, false, false};
-    for (const MeasuredThreshold& m : found->second) {
-      const std::string from = m.pays_from < 0 ? "not even at the largest size measured"
-                               : size_text(m.pays_from_model, m.pays_from) +
-                                     (m.largest_not_paying < 0 ? ": every size measured" : " and every larger one");
-      t.rows.push_back({m.family, std::to_string(m.batch), std::to_string(m.sizes), from,
-                        m.largest_not_paying < 0 ? "none" : size_text(m.largest_not_paying_model, m.largest_not_paying)});
-    }
-    doc_.paragraph("From which size on did it pay off, measured batch by batch with no fitted line: the smallest "
-                   "model from which every larger model of the family paid off; the threshold lies between it and "
-                   "the largest size that did not:");
-    doc_.table(t);
-  }
-
-  void speedup_plot(const ThresholdGroup& group) {
-    std::map<int64_t, PlotSeries> by_batch;
-    for (const Comparison& c : a_.comparisons) {
-      const ConfigParams& p = cfg(c.n_gpu).params;
-      if (!group.contains(p) || !std::isfinite(c.speedup.speedup)) continue;
-      PlotSeries& s = by_batch[p.batch_per_rank];
-      s.label = "batch " + std::to_string(p.batch_per_rank);
-      s.x.push_back(static_cast<double>(p.parameters));
-      s.y.push_back(c.speedup.speedup);
-      s.y_low.push_back(c.speedup.speedup_ci.valid() ? c.speedup.speedup_ci.low : c.speedup.speedup);
-      s.y_high.push_back(c.speedup.speedup_ci.valid() ? c.speedup.speedup_ci.high : c.speedup.speedup);
-    }
-    LinePlot plot;
-    plot.name = "speedup_vs_parameters_" + group.stem();
-    plot.title = "Speedup of " + group.label() + " over 1 against model size";
-    plot.x_label = "parameters";
-    plot.y_label = "speedup (95% bootstrap CI)";
-    plot.log_x = true;
-    plot.draw_reference_line = true;
-    plot.reference_y = 1.0;
-    for (auto& [batch, s] : by_batch) {
-      sort_by_x(s);
-      plot.series.push_back(s);
-    }
-    add_figure(plot, "Speedup of " + group.label() + " over 1 against parameters (log scale); above "
-                     "the dashed line at 1.0 more ranks are faster");
-  }
-
-  static void sort_by_x(PlotSeries& s) {
-    std::vector<size_t> order(s.x.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.x[a] < s.x[b]; });
-    PlotSeries sorted;
-    sorted.label = s.label;
-    for (size_t i : order) {
-      sorted.x.push_back(s.x[i]);
-      sorted.y.push_back(s.y[i]);
-      sorted.y_low.push_back(s.y_low[i]);
-      sorted.y_high.push_back(s.y_high[i]);
-    }
-    s = sorted;
-  }
-
-  // ---- 8. Cost ------------------------------------------------------------------------
+  // ---- Cost ------------------------------------------------------------------------
   void cost() {
-    doc_.heading("8. Cost");
     if (!std::isfinite(options_.price_per_gpu_hour)) {
       doc_.paragraph("Pass --price-per-gpu-hour PRICE to see the cost per million training samples at each rank "
                      "count (price x ranks / samples per hour).");
@@ -700,7 +501,7 @@ class ReportBuilder {
     doc_.table(t);
   }
 
-  // ---- 9. Methodology -----------------------------------------------------------------
+  // ---- Methodology -----------------------------------------------------------------
   // "commit (N configurations, finished FIRST to LAST)" per build, in order of first finish:
   // a study continued with --resume may have been measured by several builds.
   std::string builds_text() const {
@@ -732,12 +533,11 @@ class ReportBuilder {
     if (unrecorded > 0)
       text += (text.empty() ? "" : "; ") + std::string("not recorded for ") + std::to_string(unrecorded) +
               (unrecorded == 1 ? " configuration" : " configurations") + " (files written before the build was stored "
-              "per configuration; the study's own commit is in section 2)";
+              "per configuration; the study's own commit is in " + section_ref(Section::test_configuration) + ")";
     return text;
   }
 
   void methodology() {
-    doc_.heading("9. Methodology and reproducibility");
     std::set<std::string> plans;
     size_t outliers = 0, failed = 0;
     std::vector<std::string> failures;
@@ -755,7 +555,7 @@ class ReportBuilder {
             "parameters: docs/methodology.md, \"What one run is\").",
         "Builds that measured the configurations: " + builds_text() + ".",
         "Outliers: modified Z-score (Iglewicz and Hoaglin) of run throughputs above 3.5 removed: " +
-            std::to_string(outliers) + " runs in all, counted per configuration in section 4.",
+            std::to_string(outliers) + " runs in all, counted per configuration in " + section_ref(Section::results_per_model) + ".",
         "Failed runs (excluded, counted): " + std::to_string(failed) + ".",
         "Means with 95% Student-t intervals; medians and quartiles (R type 7) in summary.csv.",
         "Speedup: ratio of mean throughputs, 95% percentile bootstrap (10,000 resamples of each group, fixed seed "
@@ -813,6 +613,9 @@ class ReportBuilder {
   std::string plots_note_;
   std::vector<std::string> plot_files_;
   ReportDocument doc_;
+  ThresholdsText thresholds_{a_, doc_,
+                             [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); },
+                             section_ref(Section::parameter_thresholds)};
 };
 
 }  // namespace
