@@ -76,7 +76,9 @@ def main():
         if verdict == "Skipped" and not reasons:
             found = [REASON.search(text).group(1) for text in output if REASON.search(text)]
             reasons = collections.Counter(found[-1:] or ["no reason given"])
-        if reasons:
+        if verdict == "Skipped" and not (ran or skipped):
+            line += f" ({next(iter(reasons))})"
+        elif reasons:
             line += " (" + "; ".join(f"{why}: {n}" for why, n in reasons.most_common()) + ")"
         print(line)
     print(f"GoogleTest cases inside them: {cases_ran} ran, {cases_skipped} skipped")

@@ -24,8 +24,11 @@ int main(int argc, char** argv) {
   // Every rank must agree on the outcome, or mpirun's exit code would depend on timing.
   int any_failed = result != 0;
   MPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  // Skipped only where every rank skipped everything: on one GPU, rank 0 may run a test
+  // that rank 1, without a GPU of its own, skips.
   const auto* unit = ::testing::UnitTest::GetInstance();
-  if (!any_failed && unit->test_to_run_count() > 0 && unit->skipped_test_count() == unit->test_to_run_count())
-    return 77;
+  int all_skipped = unit->test_to_run_count() > 0 && unit->skipped_test_count() == unit->test_to_run_count();
+  MPI_Allreduce(MPI_IN_PLACE, &all_skipped, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!any_failed && all_skipped) return 77;
   return any_failed;
 }
