@@ -64,20 +64,36 @@ void write_store_file(const std::string& final_path, const char* kind,
 // Configuration parameters: attributes of group /params, one per row of kConfigFields in
 // its order (config_fields.hpp).
 
+// Optional rows may be absent from older files (config_fields.hpp); metadata rows never.
+bool may_be_absent(const ConfigField& field) { return field.stored == Stored::optional; }
+bool may_be_absent(const MetadataField&) { return false; }
+
+// Each row's member of `record` as an attribute of a new group, in the table's order.
+template <typename Record, typename Field, size_t N>
+void write_fields(const H5Io& io, hid_t parent, const char* group, const Record& record, const Field (&fields)[N]) {
+  H5Group g = io.create_group(parent, group);
+  for (const Field& field : fields)
+    std::visit([&](auto member) { io.put_value(g.get(), field.attribute, record.*member); }, field.member);
+}
+
+// The members of a default Record, each read from its row's attribute where stored.
+template <typename Record, typename Field, size_t N>
+Record read_fields(const H5Io& io, hid_t parent, const char* group, const Field (&fields)[N]) {
+  H5Group g = io.open_group(parent, group);
+  Record record;
+  for (const Field& field : fields) {
+    if (may_be_absent(field) && !io.has_attribute(g.get(), field.attribute)) continue;
+    std::visit([&](auto member) { io.get_value(g.get(), field.attribute, record.*member); }, field.member);
+  }
+  return record;
+}
+
 void write_params(const H5Io& io, hid_t file, const ConfigParams& p) {
-  H5Group g = io.create_group(file, "params");
-  for (const ConfigField& field : kConfigFields)
-    std::visit([&](auto member) { io.put_value(g.get(), field.attribute, p.*member); }, field.member);
+  write_fields(io, file, "params", p, kConfigFields);
 }
 
 ConfigParams read_params(const H5Io& io, hid_t file) {
-  H5Group g = io.open_group(file, "params");
-  ConfigParams p;
-  for (const ConfigField& field : kConfigFields) {
-    if (field.stored == Stored::optional && !io.has_attribute(g.get(), field.attribute)) continue;
-    std::visit([&](auto member) { io.get_value(g.get(), field.attribute, p.*member); }, field.member);
-  }
-  return p;
+  return read_fields<ConfigParams>(io, file, "params", kConfigFields);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -250,17 +266,11 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
 // parallel datasets in /commbench.
 
 void write_metadata(const H5Io& io, hid_t file, const StudyMetadata& m) {
-  H5Group g = io.create_group(file, "metadata");
-  for (const MetadataField& field : kMetadataFields)
-    std::visit([&](auto member) { io.put_value(g.get(), field.attribute, m.*member); }, field.member);
+  write_fields(io, file, "metadata", m, kMetadataFields);
 }
 
 StudyMetadata read_metadata(const H5Io& io, hid_t file) {
-  H5Group g = io.open_group(file, "metadata");
-  StudyMetadata m;
-  for (const MetadataField& field : kMetadataFields)
-    std::visit([&](auto member) { io.get_value(g.get(), field.attribute, m.*member); }, field.member);
-  return m;
+  return read_fields<StudyMetadata>(io, file, "metadata", kMetadataFields);
 }
 
 bool is_empty(const CommBenchTable& t) {

@@ -39,7 +39,6 @@ struct Quartiles {
   double q1 = kNaN;
   double median = kNaN;
   double q3 = kNaN;
-  double iqr() const { return q3 - q1; }
 };
 Quartiles quartiles(const std::vector<double>& values);         // type 7, like R's quantile()
 

@@ -72,7 +72,7 @@ TEST(Descriptive, QuartilesAreType7) {
   EXPECT_DOUBLE_EQ(q.q1, 20.25);
   EXPECT_DOUBLE_EQ(q.median, 37.5);
   EXPECT_DOUBLE_EQ(q.q3, 39.75);
-  EXPECT_DOUBLE_EQ(q.iqr(), 19.5);
+  EXPECT_DOUBLE_EQ(q.q3 - q.q1, 19.5);
   EXPECT_DOUBLE_EQ(quantile_type7({7, 15, 36, 39, 40, 41}, 0.0), 7);
   EXPECT_DOUBLE_EQ(quantile_type7({7, 15, 36, 39, 40, 41}, 1.0), 41);
 }
