@@ -1,0 +1,69 @@
+// What an allreduce of a given size costs on N GPUs in one node, or on K nodes of G GPUs,
+// from the study's own commbench curve (measured at the study's world size, in one node)
+// and, between nodes, a network profile. docs/methodology.md ("Predicted scaling") gives
+// the model, its sources and its limits.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace ddpscale {
+
+// One link between nodes: bandwidth per GPU (one NIC per GPU, as on DGX-class nodes) and
+// one-way latency.
+struct NetworkProfile {
+  double bytes_per_s = 0;
+  double latency_us = 0;
+  std::string text;  // as the user gave it, for the report
+};
+// "400Gb/s,3us", "25GB/s,5us", "100Mb/s,50us": bandwidth in Gb/s, Mb/s, GB/s or MB/s
+// (decimal units), latency in us or ms. Throws std::invalid_argument saying the format.
+NetworkProfile parse_network_profile(const std::string& text);
+
+struct Topology {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  int ranks() const { return nodes * gpus_per_node; }
+};
+
+// Which algorithm the model chose for a message, after NCCL's rule: the one whose modelled
+// time is lowest (NCCL's tuner does the same per collective and size, over its own latency
+// and bandwidth tables: src/graph/tuning.cc).
+enum class AllreduceAlgorithm { none, ring, hierarchical };
+const char* algorithm_name(AllreduceAlgorithm algorithm);
+
+struct AllreduceCost {
+  double time_us = 0;
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::none;
+};
+
+class AllreduceCostModel {
+ public:
+  // bytes and time_us: the commbench rows (in place, float32 sum), measured with
+  // measured_ranks ranks in one node; at least two rows with increasing sizes.
+  AllreduceCostModel(std::vector<double> bytes, std::vector<double> time_us, int measured_ranks);
+
+  // The measured curve at measured_ranks: linear interpolation of log(time) in log(bytes),
+  // the ends extended (a constant time below the smallest size; above the largest, each
+  // further byte at the cost per byte between the last two sizes).
+  double measured_time_us(double bytes) const;
+  // Ring allreduce on n ranks of one node, scaled from the measured curve: the latency
+  // (the smallest size's time) grows with the ring's 2(n-1) steps, the rest with the data
+  // each rank moves, 2(n-1)/n of the message (nccl-tests' bus factor).
+  double intra_node_us(double bytes, int ranks) const;
+  // The cheaper of a ring over every rank (each step as slow as the slower of the node's
+  // links and the network) and the hierarchical allreduce (reduce-scatter in the node, an
+  // allreduce of 1/G of the message between nodes on each GPU's own link, all-gather in
+  // the node). One node: intra_node_us. network is ignored for one node.
+  AllreduceCost cost(double bytes, const Topology& topology, const NetworkProfile& network) const;
+
+  // Leave-one-out relative error of the interpolation over the inner rows: the spread the
+  // prediction intervals give the allreduce (standard deviation of log(measured/predicted)).
+  double interpolation_log_sd() const;
+  int measured_ranks() const { return measured_ranks_; }
+
+ private:
+  std::vector<double> log_bytes_, log_time_;
+  int measured_ranks_;
+};
+
+}  // namespace ddpscale

@@ -1,0 +1,182 @@
+#include "prediction_inputs.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "config_summary.hpp"
+#include "run_store.hpp"
+#include "text_io.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpscale {
+namespace {
+
+PhaseStats stats_of(const Summary& s) { return {s.mean, s.sd, s.n}; }
+
+int largest_world_size(const StudyDigest& digest) {
+  int largest = 0;
+  for (const MeasuredConfig& c : digest.configs) largest = std::max(largest, c.params.world_size);
+  return largest;
+}
+
+// One summary.csv row, by column name.
+class CsvRow {
+ public:
+  CsvRow(const std::map<std::string, size_t>& columns, const std::vector<std::string>& fields, std::string file)
+      : columns_(columns), fields_(fields), file_(std::move(file)) {}
+  const std::string& text(const std::string& name) const {
+    const auto found = columns_.find(name);
+    if (found == columns_.end() || found->second >= fields_.size())
+      throw std::runtime_error(file_ + ": no column '" + name + "'");
+    return fields_[found->second];
+  }
+  double number(const std::string& name) const {
+    const std::string& t = text(name);
+    return t.empty() ? kNaN : std::stod(t);
+  }
+  PhaseStats phase(const std::string& prefix) const {
+    return {number(prefix + "_mean"), number(prefix + "_sd"), static_cast<size_t>(number(prefix + "_n"))};
+  }
+
+ private:
+  const std::map<std::string, size_t>& columns_;
+  const std::vector<std::string>& fields_;
+  std::string file_;
+};
+
+MeasuredConfig config_from_row(const CsvRow& row) {
+  MeasuredConfig c;
+  c.id = row.text("id");
+  ConfigParams& p = c.params;
+  p.model = row.text("model");
+  p.parameters = static_cast<int64_t>(row.number("parameters"));
+  p.scaling = row.text("scaling");
+  p.batch_per_rank = static_cast<int64_t>(row.number("batch_per_rank"));
+  p.global_batch = static_cast<int64_t>(row.number("global_batch"));
+  p.world_size = static_cast<int>(row.number("world_size"));
+  p.optimizer = row.text("optimizer");
+  p.learning_rate = row.number("learning_rate");
+  p.dtype = row.text("dtype");
+  p.exec = row.text("exec");
+  p.bucket_mb = row.number("bucket_mb");
+  p.overlap = row.text("overlap") == "true";
+  p.nccl_profile = row.text("nccl_profile");
+  p.device = row.text("device");
+  p.backend = row.text("backend");
+  p.measured_steps = static_cast<int>(row.number("measured_steps"));
+  try {
+    p.allreduce_dtype = row.text("allreduce_dtype");
+  } catch (const std::runtime_error&) {
+    p.allreduce_dtype = "float32";  // summaries written before the column existed
+  }
+  c.step_us = row.phase("step_us");
+  c.backward_us = row.phase("backward_us");
+  c.throughput = row.phase("samples_per_s");
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    any = true;
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        field += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      row.push_back(field);
+      field.clear();
+    } else if (ch == '\n') {
+      row.push_back(field);
+      rows.push_back(row);
+      row.clear();
+      field.clear();
+      any = false;
+    } else if (ch != '\r') {
+      field += ch;
+    }
+  }
+  if (any) {
+    row.push_back(field);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string commbench_csv(const std::vector<double>& bytes, const std::vector<double>& time_us,
+                          const std::vector<double>& algbw_gbs, const std::vector<double>& busbw_gbs, int ranks) {
+  std::ostringstream out;
+  out << "bytes,time_us,algbw_gbs,busbw_gbs,ranks\n";
+  for (size_t i = 0; i < bytes.size(); ++i)
+    out << round_trip_text(bytes[i]) << "," << round_trip_text(time_us[i]) << "," << round_trip_text(algbw_gbs[i])
+        << "," << round_trip_text(busbw_gbs[i]) << "," << ranks << "\n";
+  return out.str();
+}
+
+StudyDigest digest_from_study(const std::string& study_dir) {
+  StudyDigest digest;
+  CommBenchTable table;
+  read_study(study_dir, &table);
+  for (const std::string& path : list_config_files(study_dir)) {
+    const ConfigSummary summary = summarize_config(read_config(path));
+    MeasuredConfig c;
+    c.id = summary.id;
+    c.params = summary.params;
+    c.step_us = stats_of(summary.phase_us[static_cast<size_t>(Phase::step)]);
+    c.backward_us = stats_of(summary.phase_us[static_cast<size_t>(Phase::backward)]);
+    c.throughput = stats_of(summary.throughput);
+    digest.configs.push_back(c);
+  }
+  digest.commbench_bytes = table.bytes;
+  digest.commbench_time_us = table.time_us;
+  // commbench runs once at the start of a sweep, on every rank of the launch.
+  digest.commbench_ranks = table.bytes.empty() ? 0 : largest_world_size(digest);
+  return digest;
+}
+
+StudyDigest digest_from_report(const std::string& report_dir) {
+  StudyDigest digest;
+  const std::string summary_path = (fs::path(report_dir) / "summary.csv").string();
+  const auto rows = parse_csv(read_whole_file(summary_path));
+  if (rows.size() < 2) throw std::runtime_error(summary_path + ": no configurations");
+  std::map<std::string, size_t> columns;
+  for (size_t i = 0; i < rows[0].size(); ++i) columns[rows[0][i]] = i;
+  for (size_t r = 1; r < rows.size(); ++r) digest.configs.push_back(config_from_row(CsvRow(columns, rows[r], summary_path)));
+
+  const std::string commbench_path = (fs::path(report_dir) / "commbench.csv").string();
+  if (!fs::exists(commbench_path)) return digest;
+  const auto curve = parse_csv(read_whole_file(commbench_path));
+  for (size_t r = 1; r < curve.size(); ++r) {
+    if (curve[r].size() < 5) throw std::runtime_error(commbench_path + ": row " + std::to_string(r) + " has too few fields");
+    digest.commbench_bytes.push_back(std::stod(curve[r][0]));
+    digest.commbench_time_us.push_back(std::stod(curve[r][1]));
+    digest.commbench_ranks = std::stoi(curve[r][4]);
+  }
+  return digest;
+}
+
+StudyDigest load_study_digest(const std::string& folder) {
+  if (fs::exists(fs::path(folder) / kStudyFileName)) return digest_from_study(folder);
+  if (fs::exists(fs::path(folder) / "summary.csv")) return digest_from_report(folder);
+  throw std::runtime_error(folder + ": neither a study (" + std::string(kStudyFileName) +
+                           ") nor a report (summary.csv); give the folder `ddpscale sweep --out` or `ddpscale report --out` wrote");
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,300 @@
+#include "scaling_prediction.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <random>
+
+#include "overlap_simulation.hpp"
+#include "study_analysis.hpp"
+
+namespace ddpscale {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// A standard normal draw from the generator's raw output (Box-Muller), so the intervals are
+// the same with every standard library.
+double standard_normal(std::mt19937_64& generator) {
+  constexpr double kTwoPi = 6.283185307179586;
+  const double u1 = (static_cast<double>(generator() >> 11) + 0.5) * 0x1.0p-53;
+  const double u2 = static_cast<double>(generator() >> 11) * 0x1.0p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+}
+
+double standard_error(const PhaseStats& s) {
+  return s.n > 1 && std::isfinite(s.sd) ? s.sd / std::sqrt(static_cast<double>(s.n)) : 0.0;
+}
+
+double value_or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
+
+// The measured configurations a prediction starts from: `base`, the 1-GPU configuration
+// whose speedup is predicted, and `compute`, the 1-GPU configuration that did one rank's
+// share of the work (the same under weak scaling; the batch split N ways under strong).
+struct Starting {
+  const MeasuredConfig* base = nullptr;
+  const MeasuredConfig* compute = nullptr;
+};
+
+class Predictor {
+ public:
+  Predictor(const StudyDigest& study, const PredictOptions& options)
+      : study_(study),
+        options_(options),
+        allreduce_(study.commbench_bytes, study.commbench_time_us, study.commbench_ranks),
+        log_sd_(allreduce_.interpolation_log_sd()) {
+    for (const MeasuredConfig& c : study_.configs)
+      if (c.params.world_size == 1) one_gpu_.emplace(twin_key(c.params), &c);
+  }
+
+  double allreduce_log_sd() const { return log_sd_; }
+
+  // The 1-GPU twin of an N-GPU configuration (null if the study has none).
+  const MeasuredConfig* twin_of(const ConfigParams& n_gpu) const {
+    const auto found = one_gpu_.find(twin_key(n_gpu));
+    return found == one_gpu_.end() ? nullptr : found->second;
+  }
+
+  // One rank's share under strong scaling: the 1-GPU configuration at a batch of global / N,
+  // measured, or else drawn through the two measured batches of the same model nearest to it.
+  Starting starting_point(const MeasuredConfig& base, int ranks) const {
+    if (base.params.scaling != "strong") return {&base, &base};
+    if (base.params.global_batch % ranks != 0) return {&base, nullptr};
+    ConfigParams share = base.params;
+    share.global_batch = share.batch_per_rank = base.params.global_batch / ranks;
+    if (const MeasuredConfig* measured = twin_of(share)) return {&base, measured};
+    return {&base, interpolated_in_batch(share)};
+  }
+
+  // The model's prediction, its point without noise and its interval over draws.
+  // relative_errors: the model errors of other N-GPU configurations (empty: model only).
+  Prediction predict(const Starting& start, const Topology& topology, const std::vector<double>& relative_errors) const {
+    const MeasuredConfig& base = *start.base;
+    const MeasuredConfig& compute = *start.compute;
+    Prediction p;
+    p.model = base.params.model;
+    p.parameters = base.params.parameters;
+    p.scaling = base.params.scaling;
+    p.exec = base.params.exec;
+    p.topology = topology;
+    const int ranks = topology.ranks();
+    p.batch_per_rank = compute.params.batch_per_rank;
+    p.global_batch = compute.params.batch_per_rank * ranks;
+    p.calibrated = !relative_errors.empty();
+
+    const double bytes_per_gradient = base.params.allreduce_dtype == "bfloat16" ? 2.0 : 4.0;
+    const auto buckets = bucket_sizes(static_cast<double>(base.params.parameters) * bytes_per_gradient,
+                                      options_.first_bucket_mb * kMiB, base.params.bucket_mb * kMiB);
+    const bool overlap = base.params.overlap;
+    auto exposed = [&](double backward_us, double allreduce_factor, OverlapTimeline* timeline) {
+      const OverlapTimeline t = simulate_overlap(buckets, backward_us, overlap, [&](double bytes) {
+        return allreduce_.cost(bytes, topology, options_.network).time_us * allreduce_factor;
+      });
+      if (timeline) *timeline = t;
+      return t.allreduce_exposed_us;
+    };
+    // Graph mode does not split its phases: no backward to overlap with, so every
+    // allreduce is taken as exposed (a pessimistic bound, noted in the methodology).
+    const double backward = value_or_zero(compute.backward_us.mean);
+    const double median_error = relative_errors.empty() ? 0.0 : median(relative_errors);
+
+    OverlapTimeline timeline;
+    const double step_point = (compute.step_us.mean + exposed(backward, 1.0, &timeline)) * (1 + median_error);
+    p.allreduce_total_us = timeline.allreduce_total_us;
+    p.allreduce_exposed_us = timeline.allreduce_exposed_us;
+    if (!buckets.empty())
+      p.algorithm = algorithm_name(
+          allreduce_.cost(*std::max_element(buckets.begin(), buckets.end()), topology, options_.network).algorithm);
+
+    // Samples per second of `ranks` ranks that each take step_us, as the measured 1-GPU
+    // throughput relates to its step (wall time includes what step medians leave out).
+    const double throughput_per_step = compute.throughput.mean * compute.step_us.mean * ranks;
+    auto speedup_of = [&](double throughput, double base_throughput) { return throughput / base_throughput; };
+    p.step_us.point = step_point;
+    p.throughput.point = throughput_per_step / step_point;
+    p.speedup.point = speedup_of(p.throughput.point, base.throughput.mean);
+    p.efficiency.point = p.speedup.point / ranks;
+
+    std::mt19937_64 generator(options_.seed);
+    std::vector<double> steps, throughputs, speedups, efficiencies;
+    const int draws = std::max(options_.draws, 100);
+    for (int d = 0; d < draws; ++d) {
+      const double compute_step = compute.step_us.mean + standard_normal(generator) * standard_error(compute.step_us);
+      const double backward_draw =
+          std::max(0.0, backward + standard_normal(generator) * standard_error(compute.backward_us));
+      const double allreduce_factor = std::exp(log_sd_ * standard_normal(generator));
+      double step = compute_step + exposed(backward_draw, allreduce_factor, nullptr);
+      if (!relative_errors.empty())
+        step *= 1 + relative_errors[uniform_index(generator, relative_errors.size())];
+      // The future measurement's own error: a mean over as many runs, as spread as the twin's.
+      step += standard_normal(generator) * standard_error(compute.step_us) * step / compute.step_us.mean;
+      const double throughput = compute.throughput.mean * compute_step * ranks / step;
+      const double base_throughput =
+          start.base == start.compute
+              ? compute.throughput.mean * compute_step / compute.step_us.mean
+              : base.throughput.mean + standard_normal(generator) * standard_error(base.throughput);
+      steps.push_back(step);
+      throughputs.push_back(throughput);
+      speedups.push_back(speedup_of(throughput, base_throughput));
+      efficiencies.push_back(speedups.back() / ranks);
+    }
+    for (auto* values : {&steps, &throughputs, &speedups, &efficiencies}) std::sort(values->begin(), values->end());
+    p.step_us.interval95 = percentile_interval(steps, 0.95);
+    p.throughput.interval95 = percentile_interval(throughputs, 0.95);
+    p.speedup.interval95 = percentile_interval(speedups, 0.95);
+    p.efficiency.interval95 = percentile_interval(efficiencies, 0.95);
+    return p;
+  }
+
+ private:
+  // A 1-GPU step at a batch the study did not measure: straight through the two measured
+  // batches nearest to it (a fixed cost per step plus a cost per sample, which is how an
+  // eager step's time grows with the batch once the GPU is the bottleneck or the host is
+  // not), with the nearer one's spread. Null with fewer than two measured batches.
+  const MeasuredConfig* interpolated_in_batch(const ConfigParams& wanted) const {
+    std::vector<const MeasuredConfig*> measured;
+    for (const auto& [key, config] : one_gpu_) {
+      ConfigParams same_batch = config->params;
+      same_batch.global_batch = same_batch.batch_per_rank = wanted.batch_per_rank;
+      if (twin_key(same_batch) == twin_key(wanted)) measured.push_back(config);
+    }
+    if (measured.size() < 2) return nullptr;
+    const double b = static_cast<double>(wanted.batch_per_rank);
+    std::sort(measured.begin(), measured.end(), [&](const MeasuredConfig* x, const MeasuredConfig* y) {
+      return std::abs(std::log(x->params.batch_per_rank / b)) < std::abs(std::log(y->params.batch_per_rank / b));
+    });
+    const MeasuredConfig& near = *measured[0];
+    const MeasuredConfig& far = *measured[1];
+    const double b0 = static_cast<double>(near.params.batch_per_rank), b1 = static_cast<double>(far.params.batch_per_rank);
+    auto through = [&](double y0, double y1) { return std::max(0.0, y0 + (y1 - y0) * (b - b0) / (b1 - b0)); };
+    MeasuredConfig c = near;
+    c.id = near.id + " (batch " + std::to_string(wanted.batch_per_rank) + " interpolated)";
+    c.params = wanted;
+    c.step_us.mean = through(near.step_us.mean, far.step_us.mean);
+    c.step_us.sd = near.step_us.sd * c.step_us.mean / near.step_us.mean;
+    c.backward_us.mean = through(value_or_zero(near.backward_us.mean), value_or_zero(far.backward_us.mean));
+    c.backward_us.sd = near.backward_us.sd;
+    // The same wall-time factor as the nearer run: samples per second per sample per step.
+    c.throughput.mean = near.throughput.mean * (b / b0) * near.step_us.mean / c.step_us.mean;
+    c.throughput.sd = near.throughput.sd * c.throughput.mean / near.throughput.mean;
+    interpolated_.push_back(c);
+    return &interpolated_.back();
+  }
+
+  const StudyDigest& study_;
+  const PredictOptions& options_;
+  mutable std::deque<MeasuredConfig> interpolated_;  // stable addresses for Starting
+  AllreduceCostModel allreduce_;
+  double log_sd_;
+  std::map<std::string, const MeasuredConfig*> one_gpu_;
+};
+
+bool inside(double value, const Interval& interval) { return value >= interval.low && value <= interval.high; }
+
+double median_abs(std::vector<double> errors) {
+  for (double& e : errors) e = std::abs(e);
+  return median(errors);
+}
+
+// Every measured N-GPU configuration that has a 1-GPU starting point, in study order.
+struct MeasuredPair {
+  const MeasuredConfig* n_gpu;
+  Starting start;
+};
+
+std::vector<MeasuredPair> measured_pairs(const StudyDigest& study, const Predictor& predictor,
+                                         std::vector<std::string>& notes) {
+  std::vector<MeasuredPair> pairs;
+  for (const MeasuredConfig& c : study.configs) {
+    if (c.params.world_size < 2) continue;
+    ConfigParams twin_params = c.params;
+    const MeasuredConfig* base = predictor.twin_of(twin_params);
+    if (!base) {
+      notes.push_back(c.id + ": no 1-GPU twin in the study, not checked");
+      continue;
+    }
+    const Starting start = predictor.starting_point(*base, c.params.world_size);
+    if (!start.compute) {
+      notes.push_back(c.id + ": no 1-GPU run at batch " +
+                      std::to_string(base->params.global_batch / c.params.world_size) +
+                      " (one rank's share under strong scaling), not checked");
+      continue;
+    }
+    pairs.push_back({&c, start});
+  }
+  return pairs;
+}
+
+}  // namespace
+
+ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions& options) {
+  ScalingPrediction result;
+  const Predictor predictor(study, options);
+  result.allreduce_log_sd = predictor.allreduce_log_sd();
+  const auto pairs = measured_pairs(study, predictor, result.notes);
+
+  // Model-only predictions of the measured configurations, and their errors in step time.
+  std::vector<Prediction> model_only;
+  std::vector<double> errors;
+  for (const MeasuredPair& pair : pairs) {
+    const Topology measured{1, pair.n_gpu->params.world_size};
+    model_only.push_back(predictor.predict(pair.start, measured, {}));
+    errors.push_back(pair.n_gpu->step_us.mean / model_only.back().step_us.point - 1);
+  }
+  result.calibration_configurations = errors.size();
+
+  // Each measured configuration again, calibrated by the others' errors (leave one out).
+  std::vector<double> model_only_errors, calibrated_errors;
+  size_t model_only_hits = 0, calibrated_hits = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const MeasuredConfig& n_gpu = *pairs[i].n_gpu;
+    std::vector<double> others;
+    for (size_t j = 0; j < pairs.size(); ++j)
+      if (j != i && pairs[j].n_gpu->params.world_size == n_gpu.params.world_size) others.push_back(errors[j]);
+    ValidationRow row;
+    row.id = n_gpu.id;
+    row.model = n_gpu.params.model;
+    row.exec = n_gpu.params.exec;
+    row.parameters = n_gpu.params.parameters;
+    row.batch_per_rank = n_gpu.params.batch_per_rank;
+    row.world_size = n_gpu.params.world_size;
+    row.measured_throughput = n_gpu.throughput.mean;
+    row.model_only = model_only[i];
+    row.calibrated = others.empty() ? model_only[i] : predictor.predict(pairs[i].start, {1, row.world_size}, others);
+    row.model_only_error = row.model_only.throughput.point / row.measured_throughput - 1;
+    row.calibrated_error = row.calibrated.throughput.point / row.measured_throughput - 1;
+    row.model_only_covered = inside(row.measured_throughput, row.model_only.throughput.interval95);
+    row.calibrated_covered = inside(row.measured_throughput, row.calibrated.throughput.interval95);
+    model_only_errors.push_back(row.model_only_error);
+    calibrated_errors.push_back(row.calibrated_error);
+    model_only_hits += row.model_only_covered;
+    calibrated_hits += row.calibrated_covered;
+    result.validation.push_back(row);
+  }
+  ValidationSummary& s = result.summary;
+  s.configurations = pairs.size();
+  if (!pairs.empty()) {
+    s.model_only_median_abs_error = median_abs(model_only_errors);
+    s.calibrated_median_abs_error = median_abs(calibrated_errors);
+    s.model_only_coverage = static_cast<double>(model_only_hits) / static_cast<double>(pairs.size());
+    s.calibrated_coverage = static_cast<double>(calibrated_hits) / static_cast<double>(pairs.size());
+  }
+
+  // Forward: every 1-GPU configuration at every target, calibrated by all measured errors.
+  for (const MeasuredConfig& base : study.configs) {
+    if (base.params.world_size != 1) continue;
+    for (const Topology& target : options.targets) {
+      if (target.nodes > 1 && !(options.network.bytes_per_s > 0)) {
+        result.notes.push_back("targets with more than one node need a network profile (--network)");
+        return result;
+      }
+      const Starting start = predictor.starting_point(base, target.ranks());
+      if (!start.compute) continue;  // strong scaling without one rank's share measured
+      result.predictions.push_back(predictor.predict(start, target, errors));
+    }
+  }
+  return result;
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,91 @@
+// Predicted scaling: the step time, throughput, speedup and efficiency of a configuration on
+// N GPUs in one node or on K nodes of G GPUs, from its 1-GPU measurements, the study's
+// allreduce curve and an overlap simulation, with 95% prediction intervals; and the check
+// of the predictor against the study's own N-GPU measurements. docs/methodology.md
+// ("Predicted scaling") states the model, its assumptions and what the intervals cover.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "allreduce_cost.hpp"
+#include "run_record.hpp"
+#include "statistics.hpp"
+
+namespace ddpscale {
+
+// A phase's mean over runs, its spread between runs and the number of runs.
+struct PhaseStats {
+  double mean = kNaN;
+  double sd = kNaN;
+  size_t n = 0;
+};
+
+// What the predictor needs of one measured configuration.
+struct MeasuredConfig {
+  std::string id;
+  ConfigParams params;
+  PhaseStats step_us, backward_us, throughput;  // throughput: samples per second
+};
+
+struct StudyDigest {
+  std::vector<MeasuredConfig> configs;
+  std::vector<double> commbench_bytes, commbench_time_us;
+  int commbench_ranks = 0;  // the world size the curve was measured at (0: no curve)
+};
+
+struct PredictOptions {
+  std::vector<Topology> targets;  // where to predict
+  NetworkProfile network;         // between nodes (needed when a target has nodes > 1)
+  double first_bucket_mb = 1.0;   // the engine's default (not stored with a study)
+  int draws = 4000;               // Monte Carlo draws per prediction
+  uint64_t seed = 20261123;       // fixed: the same study gives the same intervals
+};
+
+struct PredictedValue {
+  double point = kNaN;
+  Interval interval95;
+};
+
+struct Prediction {
+  std::string model;
+  int64_t parameters = 0;
+  int64_t batch_per_rank = 0;     // on the target
+  int64_t global_batch = 0;
+  std::string scaling, exec;
+  Topology topology;
+  std::string algorithm;          // of the largest bucket's allreduce
+  double allreduce_total_us = kNaN, allreduce_exposed_us = kNaN;  // point estimates
+  PredictedValue step_us, throughput, speedup, efficiency;
+  bool calibrated = false;        // the model error of the study's N-GPU runs is included
+};
+
+// The self-check for one measured N-GPU configuration, predicted without its own runs.
+struct ValidationRow {
+  std::string id, model, exec;
+  int64_t parameters = 0, batch_per_rank = 0;
+  int world_size = 0;
+  double measured_throughput = kNaN;
+  Prediction model_only;   // from its 1-GPU twin and the allreduce curve only
+  Prediction calibrated;   // also the other N-GPU configurations' model errors (leave one out)
+  double model_only_error = kNaN, calibrated_error = kNaN;  // relative, of the mean throughput
+  bool model_only_covered = false, calibrated_covered = false;
+};
+
+struct ValidationSummary {
+  size_t configurations = 0;
+  double model_only_median_abs_error = kNaN, calibrated_median_abs_error = kNaN;
+  double model_only_coverage = kNaN, calibrated_coverage = kNaN;  // fraction inside the 95% interval
+};
+
+struct ScalingPrediction {
+  std::vector<Prediction> predictions;
+  std::vector<ValidationRow> validation;
+  ValidationSummary summary;
+  double allreduce_log_sd = 0;          // the curve's interpolation error, as used
+  size_t calibration_configurations = 0;  // N-GPU configurations whose errors calibrate
+  std::vector<std::string> notes;       // what was skipped and why
+};
+
+ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions& options);
+
+}  // namespace ddpscale

@@ -1,0 +1,253 @@
+// Predicted scaling (prediction/): the allreduce cost model and the bucket/backward overlap
+// simulation on hand-worked cases, the report-folder input, and the 95% prediction
+// interval's coverage on simulated studies whose true step times are known.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "allreduce_cost.hpp"
+#include "overlap_simulation.hpp"
+#include "prediction_inputs.hpp"
+#include "prediction_report.hpp"
+#include "scaling_prediction.hpp"
+#include "temp_dir.hpp"
+#include "text_io.hpp"
+
+namespace ddpscale {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+TEST(NetworkProfile, ParsesBandwidthAndLatencyUnits) {
+  const NetworkProfile p = parse_network_profile("400Gb/s,3us");
+  EXPECT_DOUBLE_EQ(p.bytes_per_s, 50e9);
+  EXPECT_DOUBLE_EQ(p.latency_us, 3.0);
+  EXPECT_DOUBLE_EQ(parse_network_profile("25GB/s,0.5ms").bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ(parse_network_profile("25GB/s,0.5ms").latency_us, 500.0);
+  EXPECT_DOUBLE_EQ(parse_network_profile("100Mb/s,50us").bytes_per_s, 12.5e6);
+  for (const char* bad : {"400Gb/s", "400Gbps,3us", "fast,3us", "400Gb/s,3s", "0Gb/s,3us"})
+    EXPECT_THROW(parse_network_profile(bad), std::invalid_argument) << bad;
+}
+
+// Measured points (bytes, us): (1e3, 10), (1e6, 100), (8e6, 730). In between, log(time) is
+// linear in log(bytes), so 10^4.5 bytes take 10^1.5 us; below the curve the time stays 10 us;
+// above it each byte costs what it cost between the last two sizes, 630 us / 7e6 bytes.
+// The values pass through exp(log()), hence 1e-12 relative.
+AllreduceCostModel three_point_curve() { return AllreduceCostModel({1e3, 1e6, 8e6}, {10, 100, 730}, 2); }
+
+TEST(AllreduceCost, InterpolatesTheMeasuredCurveInLogLog) {
+  const AllreduceCostModel model = three_point_curve();
+  EXPECT_NEAR(model.measured_time_us(1e3), 10, 1e-12 * 10);
+  EXPECT_NEAR(model.measured_time_us(1e6), 100, 1e-12 * 100);
+  EXPECT_NEAR(model.measured_time_us(std::pow(10.0, 4.5)), std::pow(10.0, 1.5), 1e-12 * 100);
+  EXPECT_NEAR(model.measured_time_us(10), 10, 1e-12 * 10);
+  EXPECT_NEAR(model.measured_time_us(15e6), 730 + 7e6 * 630 / 7e6, 1e-12 * 2000);
+}
+
+// Measured on 2 ranks: latency 10 us (the smallest size), 1 MB in 100 us, so 90 us of it is
+// the data. A 4-rank ring takes 2(4-1) = 6 steps where 2 ranks took 2 (latency x 3) and moves
+// 2(3)/4 = 1.5 of the message where 2 ranks moved 1: 30 + 90 x 1.5 = 165 us.
+TEST(AllreduceCost, RingScalesLatencyAndDataWithTheRankCount) {
+  const AllreduceCostModel model = three_point_curve();
+  EXPECT_NEAR(model.intra_node_us(1e6, 2), 100, 1e-12 * 100);
+  EXPECT_NEAR(model.intra_node_us(1e6, 4), 165, 1e-12 * 165);
+  EXPECT_NEAR(model.intra_node_us(1e6, 8), 10 * 7 + 90 * (7.0 / 8) / 0.5, 1e-12 * 300);
+  EXPECT_EQ(model.intra_node_us(1e6, 1), 0);
+  const AllreduceCost one_node = model.cost(1e6, {1, 4}, {});
+  EXPECT_NEAR(one_node.time_us, 165, 1e-12 * 165);
+  EXPECT_EQ(one_node.algorithm, AllreduceAlgorithm::ring);
+}
+
+// 2 nodes x 4 GPUs, 8 MB, a network of 1 GB/s (1e-3 us per byte) and 5 us. The node's links
+// at 8 MB: 720 us of data on 2 ranks, each moving 1/2 of the message: 1.8e-4 us per byte.
+// Ring over 8 ranks: 14 steps x max(10/2, 5) us + 14/8 x 8e6 bytes x max(1.8e-4, 1e-3) us
+//   = 70 + 14000 = 14070 us.
+// Hierarchical: the 4-GPU ring inside the node (10 x 3 + 720 x 1.5 = 1110 us) plus the 2-node
+// allreduce of 2 MB per GPU: 2 x 5 + 1 x 2e6 x 1e-3 = 2010 us; 3120 us, the cheaper.
+TEST(AllreduceCost, BetweenNodesPicksTheCheaperOfRingAndHierarchical) {
+  const AllreduceCostModel model = three_point_curve();
+  NetworkProfile slow;
+  slow.bytes_per_s = 1e9;
+  slow.latency_us = 5;
+  const AllreduceCost cost = model.cost(8e6, {2, 4}, slow);
+  EXPECT_EQ(cost.algorithm, AllreduceAlgorithm::hierarchical);
+  EXPECT_NEAR(cost.time_us, 1110 + 2010, 1e-12 * 3120);
+  // One GPU per node: the ring crosses only the network (2 steps x 1 us + 8e6 x 1e-6 us),
+  // and the hierarchy, with nothing inside a node, costs the same; the ring is kept.
+  NetworkProfile fast;
+  fast.bytes_per_s = 1e12;
+  fast.latency_us = 1;
+  const AllreduceCost flat = model.cost(8e6, {2, 1}, fast);
+  EXPECT_EQ(flat.algorithm, AllreduceAlgorithm::ring);
+  EXPECT_NEAR(flat.time_us, 2 * 1.0 + 8e6 * 1e-6, 1e-12 * 10);
+}
+
+TEST(AllreduceCost, InterpolationErrorIsZeroOnAPowerLawAndKnownOnAKink) {
+  const AllreduceCostModel power({1e3, 1e4, 1e5, 1e6}, {10, 20, 40, 80}, 2);
+  EXPECT_NEAR(power.interpolation_log_sd(), 0, 1e-12);
+  // The middle point of three, twice what the line through its neighbours says: log 2.
+  const AllreduceCostModel kink({1e3, 1e4, 1e5}, {10, 40, 40}, 2);
+  EXPECT_NEAR(kink.interpolation_log_sd(), std::log(40 / 20.0), 1e-12);
+  EXPECT_THROW(AllreduceCostModel({1e3}, {10}, 2), std::invalid_argument);
+  EXPECT_THROW(AllreduceCostModel({1e3, 1e2}, {10, 20}, 2), std::invalid_argument);
+}
+
+TEST(OverlapSimulation, BucketsFillFirstCapThenFullCapsThenTheRest) {
+  EXPECT_EQ(bucket_sizes(10 * kMiB, 1 * kMiB, 4 * kMiB), (std::vector<double>{kMiB, 4 * kMiB, 4 * kMiB, kMiB}));
+  EXPECT_EQ(bucket_sizes(0.5 * kMiB, 1 * kMiB, 4 * kMiB), (std::vector<double>{0.5 * kMiB}));
+  EXPECT_TRUE(bucket_sizes(0, 1, 4).empty());
+}
+
+// Four buckets of 100 bytes over a 1000 us backward: ready at 250, 500, 750 and 1000 us.
+std::vector<double> four_buckets() { return {100, 100, 100, 100}; }
+
+TEST(OverlapSimulation, WithoutOverlapEverythingIsExposed) {
+  const OverlapTimeline t = simulate_overlap(four_buckets(), 1000, false, [](double) { return 50.0; });
+  EXPECT_DOUBLE_EQ(t.allreduce_total_us, 200);
+  EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 200);
+}
+
+// Each allreduce (50 us) ends before the next bucket is ready: only the last, ready when
+// backward ends, is left after it.
+TEST(OverlapSimulation, FastAllreducesHideAllButTheLastBucket) {
+  const OverlapTimeline t = simulate_overlap(four_buckets(), 1000, true, [](double) { return 50.0; });
+  EXPECT_DOUBLE_EQ(t.allreduce_total_us, 200);
+  EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 50);
+}
+
+// 400 us each: one stream, in order: 250-650, 650-1050, 1050-1450, 1450-1850; backward ends
+// at 1000, so 850 us are exposed.
+TEST(OverlapSimulation, SlowAllreducesQueueBehindEachOther) {
+  const OverlapTimeline t = simulate_overlap(four_buckets(), 1000, true, [](double) { return 400.0; });
+  EXPECT_DOUBLE_EQ(t.allreduce_total_us, 1600);
+  EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 850);
+}
+
+TEST(PredictionInputs, CsvFieldsWithQuotesAndCommas) {
+  const auto rows = parse_csv("a,b,c\n1,\"x, \"\"y\"\"\",\n");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"1", "x, \"y\"", ""}));
+}
+
+// ---- Coverage of the 95% interval on simulated studies -------------------------------
+
+double draw_normal(std::mt19937_64& generator) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  return normal(generator);
+}
+
+PhaseStats stats_of(const std::vector<double>& values) {
+  PhaseStats s;
+  s.n = values.size();
+  s.mean = mean(values);
+  s.sd = sample_sd(values);
+  return s;
+}
+
+// A configuration measured `runs` times: run medians of the step around `true_step_us`,
+// spread sd_fraction of it; the throughput of each run follows from its step.
+MeasuredConfig simulated_config(const std::string& model, int world_size, double true_step_us, double backward_us,
+                                double sd_fraction, int runs, std::mt19937_64& generator) {
+  MeasuredConfig c;
+  c.params.model = model;
+  c.params.parameters = 10'000'000;
+  c.params.batch_per_rank = 64;
+  c.params.global_batch = 64 * world_size;
+  c.params.world_size = world_size;
+  c.params.bucket_mb = 25;
+  c.params.overlap = true;
+  c.id = model + "_w" + std::to_string(world_size);
+  std::vector<double> steps, backwards, throughputs;
+  for (int r = 0; r < runs; ++r) {
+    const double step = true_step_us * (1 + sd_fraction * draw_normal(generator));
+    steps.push_back(step);
+    backwards.push_back(backward_us * (1 + sd_fraction * draw_normal(generator)));
+    throughputs.push_back(static_cast<double>(c.params.global_batch) * 1e6 / step);
+  }
+  c.step_us = stats_of(steps);
+  c.backward_us = stats_of(backwards);
+  c.throughput = stats_of(throughputs);
+  return c;
+}
+
+// The model holds by construction here (a power-law allreduce curve that its interpolation
+// reproduces exactly, the N-rank step = the 1-rank step + the simulated exposed allreduce),
+// so the model-only interval should cover the measured mean about 95% of the time. Over
+// 400 simulated studies the count of misses is binomial: 95% +- 2 x 1.1%, so the issue's
+// band of 90% to 99% holds unless the interval is wrong.
+TEST(PredictionInterval, CoversTheMeasuredMeanOfSimulatedStudies) {
+  std::mt19937_64 generator(4242);
+  const std::vector<double> bytes = {1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  std::vector<double> times;
+  for (double b : bytes) times.push_back(2.0 * std::pow(b, 0.6));  // exact in log-log
+  const AllreduceCostModel curve(bytes, times, 2);
+  const double step1 = 8000, backward = 3000, sd_fraction = 0.03;
+  const auto buckets = bucket_sizes(4e7, kMiB, 25 * kMiB);
+  const double exposed =
+      simulate_overlap(buckets, backward, true, [&](double b) { return curve.cost(b, {1, 2}, {}).time_us; })
+          .allreduce_exposed_us;
+  ASSERT_GT(exposed, 100.0);  // the prediction has something to predict
+
+  PredictOptions options;
+  options.draws = 1000;
+  int covered = 0;
+  const int studies = 400;
+  for (int s = 0; s < studies; ++s) {
+    StudyDigest study;
+    study.commbench_bytes = bytes;
+    study.commbench_time_us = times;
+    study.commbench_ranks = 2;
+    study.configs.push_back(simulated_config("m", 1, step1, backward, sd_fraction, 20, generator));
+    study.configs.push_back(simulated_config("m", 2, step1 + exposed, backward, sd_fraction, 20, generator));
+    options.seed = 1000 + static_cast<uint64_t>(s);
+    const ScalingPrediction result = predict_scaling(study, options);
+    ASSERT_EQ(result.validation.size(), 1u);
+    covered += result.validation[0].model_only_covered;
+  }
+  const double coverage = static_cast<double>(covered) / studies;
+  EXPECT_GE(coverage, 0.90);
+  EXPECT_LE(coverage, 0.99);
+}
+
+// A report folder (summary.csv + commbench.csv) gives a digest; the prediction of a study
+// with one 2-rank configuration writes all four files with its self-check row.
+TEST(PredictionInputs, ReportFolderToPredictionFiles) {
+  TempDir dir;
+  const std::string header =
+      "id,model,parameters,scaling,batch_per_rank,global_batch,world_size,optimizer,learning_rate,dtype,exec,"
+      "allreduce_dtype,bucket_mb,overlap,nccl_profile,device,backend,measured_steps,samples_per_s_n,samples_per_s_mean,"
+      "samples_per_s_sd,backward_us_n,backward_us_mean,backward_us_sd,step_us_n,step_us_mean,step_us_sd\n";
+  write_whole_file(dir.str() + "/summary.csv",
+                   header +
+                       "m_w1,m,1000000,weak,8,8,1,adam,0.001,float32,eager,float32,25,true,default,cpu,none,100,10,8000,"
+                       "80,10,300,5,10,1000,10\n"
+                       "m_w2,m,1000000,weak,8,16,2,adam,0.001,float32,eager,float32,25,true,default,cpu,mpi,100,10,"
+                       "15000,150,10,300,5,10,1060,12\n");
+  write_whole_file(dir.str() + "/commbench.csv", commbench_csv({1e3, 1e6, 4e6}, {10, 50, 150}, {0, 0, 0}, {0, 0, 0}, 2));
+  const StudyDigest digest = load_study_digest(dir.str());
+  ASSERT_EQ(digest.configs.size(), 2u);
+  EXPECT_EQ(digest.commbench_ranks, 2);
+  EXPECT_EQ(digest.configs[1].step_us.mean, 1060);
+  PredictOptions options;
+  options.targets = {{1, 4}};
+  const ScalingPrediction result = predict_scaling(digest, options);
+  ASSERT_EQ(result.validation.size(), 1u);
+  // 4 MB of gradients in one 1 MiB and one 3 MiB bucket, both ready by the end of a 300 us
+  // backward (the first at 75 us): the last one's allreduce is what is left exposed.
+  const Prediction& two = result.validation[0].model_only;
+  EXPECT_GT(two.allreduce_exposed_us, 0.0);
+  EXPECT_NEAR(two.step_us.point, 1000 + two.allreduce_exposed_us, 1e-9);
+  ASSERT_EQ(result.predictions.size(), 1u);
+  EXPECT_EQ(result.predictions[0].topology.gpus_per_node, 4);
+  EXPECT_LT(result.predictions[0].efficiency.point, 1.0);
+  write_prediction(result, options, dir.str(), dir.str() + "/out");
+  for (const char* name : {"predict.md", "predict.csv", "validation.csv", "predict.json"})
+    EXPECT_TRUE(std::filesystem::exists(dir.str() + "/out/" + name)) << name;
+  EXPECT_NE(read_whole_file(dir.str() + "/out/predict.md").find("m_w2"), std::string::npos);
+  EXPECT_THROW(load_study_digest(dir.str() + "/out"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ddpscale
