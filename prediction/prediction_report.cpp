@@ -1,6 +1,8 @@
 #include "prediction_report.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -52,6 +54,37 @@ void write_prediction_object(JsonWriter& json, const Prediction& p) {
   json.end_object();
 }
 
+// Per model family, scaling, exec, batch and topology: the smallest model from which every
+// larger one is predicted to pay off (speedup interval above 1), as the report's measured
+// thresholds are read (results/thresholds.hpp), and the largest that is not.
+std::string break_even_table(const std::vector<Prediction>& predictions) {
+  std::map<std::string, std::vector<const Prediction*>> groups;
+  for (const Prediction& p : predictions) {
+    const std::string family = p.model.substr(0, p.model.find_first_of("@-"));
+    groups[family + " | " + p.scaling + " | " + p.exec + " | " + std::to_string(p.batch_per_rank) + " | " +
+           topology_text(p.topology)]
+        .push_back(&p);
+  }
+  std::ostringstream md;
+  md << "| family | scaling | exec | batch/GPU | nodes x GPUs | pays off from | largest that does not |\n"
+     << "|---|---|---|---:|---:|---|---|\n";
+  for (auto& [key, group] : groups) {
+    std::sort(group.begin(), group.end(), [](const Prediction* a, const Prediction* b) { return a->parameters < b->parameters; });
+    const Prediction* from = nullptr;
+    const Prediction* largest_not = nullptr;
+    for (auto it = group.rbegin(); it != group.rend(); ++it) {
+      if ((*it)->speedup.interval95.low > 1) {
+        if (!largest_not) from = *it;
+      } else if (!largest_not) {
+        largest_not = *it;
+      }
+    }
+    md << "| " << key << " | " << (from ? from->model + " (" + std::to_string(from->parameters) + ")" : "none") << " | "
+       << (largest_not ? largest_not->model + " (" + std::to_string(largest_not->parameters) + ")" : "none") << " |\n";
+  }
+  return md.str();
+}
+
 }  // namespace
 
 std::string topology_text(const Topology& topology) {
@@ -92,6 +125,9 @@ std::string prediction_markdown(const ScalingPrediction& result, const PredictOp
        << " | " << topology_text(p.topology) << " | " << p.algorithm << " | " << fixed(p.allreduce_exposed_us, 1) << " | "
        << with_interval(p.step_us, 1) << " | " << with_interval(p.throughput, 0) << " | " << with_interval(p.speedup, 2)
        << " | " << with_interval(p.efficiency, 3) << " |\n";
+  md << "\n## Predicted break-even model size\n\nPays off: the whole speedup interval lies above 1. Per group,"
+     << " the smallest model from which every larger one is predicted to pay off, and the largest that is not.\n\n"
+     << break_even_table(result.predictions);
   if (!result.notes.empty()) {
     md << "\n## Notes\n\n";
     for (const std::string& note : result.notes) md << "- " << note << "\n";
