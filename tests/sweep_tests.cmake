@@ -77,3 +77,6 @@ foreach(spec_and_first exec-modes:mlp-medium graph-scaling:mlp-large threshold-m
   set_tests_properties(sweep_spec_${spec} PROPERTIES LABELS "mpi;study" TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "configuration ${first_model} batch [0-9]+ world 1: --gpu-busy-steps measures the GPU's kernel time; on CPU there is none")
 endforeach()
+
+# The two-node cluster of namespaces (issue 18): tests/cluster_tests.cmake.
+include(${CMAKE_CURRENT_LIST_DIR}/cluster_tests.cmake)

@@ -1,0 +1,13 @@
+# Issue 18: an emulated two-node cluster (tests/cluster/, docs/multinode.md): two network +
+# UTS namespaces (node1, node2) joined by a veth pair shaped to 1 Gbit/s with tc tbf, one
+# slurmd per node, OpenMPI over TCP on that link only. It runs
+# `sbatch -N 2 slurm/study-multinode.sbatch tests/specs/tiny.yaml` (one rank per node, with
+# the allreduce benchmark) and the same study through `mpirun --hostfile`, checks both with
+# h5py, and tears everything down. About 90 s on 2 cores; needs root, namespaces, veth,
+# tc, munge and slurm-wlm, and is skipped (77) with the reason where any is missing.
+add_test(NAME cluster_two_nodes
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cluster/two_node_test.sh $<TARGET_FILE:ddpscale>
+                 ${CMAKE_BINARY_DIR}/studies/cluster)
+set_tests_properties(cluster_two_nodes PROPERTIES LABELS "cluster;slurm"
+                     ENVIRONMENT "DDPSCALE_H5PY_PYTHON=${DDPSCALE_H5PY_PYTHON}"
+                     TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
