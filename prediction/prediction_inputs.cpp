@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 
 #include "config_summary.hpp"
@@ -118,16 +117,6 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
     rows.push_back(row);
   }
   return rows;
-}
-
-std::string commbench_csv(const std::vector<double>& bytes, const std::vector<double>& time_us,
-                          const std::vector<double>& algbw_gbs, const std::vector<double>& busbw_gbs, int ranks) {
-  std::ostringstream out;
-  out << "bytes,time_us,algbw_gbs,busbw_gbs,ranks\n";
-  for (size_t i = 0; i < bytes.size(); ++i)
-    out << round_trip_text(bytes[i]) << "," << round_trip_text(time_us[i]) << "," << round_trip_text(algbw_gbs[i])
-        << "," << round_trip_text(busbw_gbs[i]) << "," << ranks << "\n";
-  return out.str();
 }
 
 StudyDigest digest_from_study(const std::string& study_dir) {

@@ -9,15 +9,11 @@
 namespace ddpscale {
 
 // A study folder (study.h5 + configuration files) or a report folder (summary.csv +
-// commbench.csv). Throws std::runtime_error saying which files were looked for.
+// commbench.csv, as results/summary_export.hpp writes them). Throws std::runtime_error saying which files were looked for.
 StudyDigest load_study_digest(const std::string& folder);
 
 StudyDigest digest_from_study(const std::string& study_dir);
 StudyDigest digest_from_report(const std::string& report_dir);
-
-// commbench.csv as the report writes it: bytes,time_us,algbw_gbs,busbw_gbs,ranks.
-std::string commbench_csv(const std::vector<double>& bytes, const std::vector<double>& time_us,
-                          const std::vector<double>& algbw_gbs, const std::vector<double>& busbw_gbs, int ranks);
 
 // Fields of RFC 4180 CSV text (quoted fields with doubled quotes inside), row by row. Neither
 // Debian 12 nor the GPU image ships a C++ CSV library in common, and the files read here are

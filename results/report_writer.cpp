@@ -637,6 +637,12 @@ ReportResult write_report(const LoadedStudy& study, const StudyAnalysis& analysi
   out("report.html", render_html(document));
   out("summary.csv", summary_csv(analysis));
   out("summary.json", summary_json(analysis));
+  // The allreduce curve, so that `ddpscale predict REPORT_DIR` works once the runs are gone.
+  for (const StudySource& source : study.sources) {
+    if (!source.commbench || source.commbench->bytes.empty() || analysis.world_sizes.empty()) continue;
+    out("commbench.csv", commbench_csv(*source.commbench, analysis.world_sizes.back()));
+    break;
+  }
   result.files.insert(result.files.end(), builder.plot_files().begin(), builder.plot_files().end());
   result.plots_note = builder.plots_note();
   return result;

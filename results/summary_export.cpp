@@ -233,4 +233,13 @@ std::string summary_json(const StudyAnalysis& analysis) {
   return json.str() + "\n";
 }
 
+std::string commbench_csv(const CommBenchTable& table, int ranks) {
+  std::string csv = "bytes,time_us,algbw_gbs,busbw_gbs,ranks\n";
+  for (size_t i = 0; i < table.bytes.size(); ++i)
+    csv += round_trip_text(table.bytes[i]) + "," + round_trip_text(table.time_us[i]) + "," +
+           round_trip_text(table.algbw_gbs[i]) + "," + round_trip_text(table.busbw_gbs[i]) + "," + std::to_string(ranks) +
+           "\n";
+  return csv;
+}
+
 }  // namespace ddpscale

@@ -10,6 +10,11 @@ namespace ddpscale {
 std::string summary_csv(const StudyAnalysis& analysis);
 std::string summary_json(const StudyAnalysis& analysis);
 
+// commbench.csv: the study's allreduce curve (bytes,time_us,algbw_gbs,busbw_gbs,ranks), what
+// `ddpscale predict` needs beside summary.csv when the study's runs are not at hand. ranks:
+// how many ranks measured it.
+std::string commbench_csv(const CommBenchTable& table, int ranks);
+
 // RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
 std::string csv_field(const std::string& text);
 

@@ -12,6 +12,7 @@
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
 #include "scaling_prediction.hpp"
+#include "summary_export.hpp"
 #include "temp_dir.hpp"
 #include "text_io.hpp"
 
@@ -225,7 +226,11 @@ TEST(PredictionInputs, ReportFolderToPredictionFiles) {
                        "80,10,300,5,10,1000,10\n"
                        "m_w2,m,1000000,weak,8,16,2,adam,0.001,float32,eager,float32,25,true,default,cpu,mpi,100,10,"
                        "15000,150,10,300,5,10,1060,12\n");
-  write_whole_file(dir.str() + "/commbench.csv", commbench_csv({1e3, 1e6, 4e6}, {10, 50, 150}, {0, 0, 0}, {0, 0, 0}, 2));
+  CommBenchTable curve;
+  curve.bytes = {1e3, 1e6, 4e6};
+  curve.time_us = {10, 50, 150};
+  curve.algbw_gbs = curve.busbw_gbs = {0, 0, 0};
+  write_whole_file(dir.str() + "/commbench.csv", commbench_csv(curve, 2));
   const StudyDigest digest = load_study_digest(dir.str());
   ASSERT_EQ(digest.configs.size(), 2u);
   EXPECT_EQ(digest.commbench_ranks, 2);

@@ -1165,7 +1165,8 @@ TEST_F(WriteReport, WithoutGnuplotTheTablesAreStillWritten) {
   EXPECT_TRUE(contains(result.plots_note, "plots skipped")) << result.plots_note;
   EXPECT_TRUE(contains(result.plots_note, "gnuplot")) << result.plots_note;
   expect_tables(out, result);
-  EXPECT_EQ(result.files.size(), 4u);  // no plot files
+  EXPECT_EQ(result.files.size(), 5u);  // md, html, summary csv and json, commbench.csv; no plot files
+  EXPECT_EQ(read_text(fs::path(out) / "commbench.csv").rfind("bytes,time_us,algbw_gbs,busbw_gbs,ranks\n", 0), 0u);
   for (const auto& entry : fs::recursive_directory_iterator(out))
     EXPECT_NE(entry.path().extension(), ".png") << entry.path();
   const std::string html = read_text(fs::path(out) / "report.html");
