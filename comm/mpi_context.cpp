@@ -138,4 +138,14 @@ std::string MpiContext::library_version() const {
   return newline == std::string::npos ? version : version.substr(0, newline);
 }
 
+FirstFailure first_failure(const MpiGroup& group, bool failed, const std::string& message) {
+  int first = failed ? group.rank() : group.size();
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, group.handle()));
+  if (first == group.size()) return {};
+  char text[1024] = {0};
+  if (group.rank() == first) message.copy(text, sizeof(text) - 1);
+  DDPSCALE_MPI_CHECK(MPI_Bcast(text, sizeof(text), MPI_CHAR, first, group.handle()));
+  return {first, text};
+}
+
 }  // namespace ddpscale

@@ -40,6 +40,16 @@ class MpiGroup {
   int size_ = 1;
 };
 
+// The lowest rank of `group` that failed and its message: how the ranks agree on one error
+// to report (a usage error, a failed run). Collective over the group; every rank passes
+// whether it failed and, if so, its message (kept to its first 1023 bytes). rank is -1 when
+// no rank failed.
+struct FirstFailure {
+  int rank = -1;
+  std::string message;
+};
+FirstFailure first_failure(const MpiGroup& group, bool failed, const std::string& message);
+
 class MpiContext {
  public:
   MpiContext(int* argc, char*** argv);

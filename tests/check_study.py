@@ -9,7 +9,7 @@ grid its spec expands to and against docs/hdf5-schema.md.
 `check` asserts: exactly the expected configurations (model x batch x world), each file
 complete and readable, `runs` runs with indices 0..runs-1 and status ok, phase_us of shape
 [world_size][7][steps], finite timings, and samples_per_second equal to
-global_batch * steps / max(wall_seconds) -- the formula of trainer/config_runner.cpp
+global_batch * steps / max(wall_seconds) -- the formula of trainer/study/config_runner.cpp
 (global batch over the slowest rank's wall time of the measured steps). study.h5 must hold
 /metadata and (unless --no-commbench) /commbench. Neither folder may hold a *.tmp file.
 

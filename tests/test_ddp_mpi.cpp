@@ -11,11 +11,11 @@
 
 #include "check.hpp"
 #include "communicator.hpp"
-#include "gradient_reducer.hpp"
-#include "initial_model.hpp"
+#include "engine/gradient_reducer.hpp"
+#include "engine/initial_model.hpp"
 #include "mpi_test_env.hpp"
-#include "step_clock.hpp"
-#include "training_session.hpp"
+#include "engine/step_clock.hpp"
+#include "engine/training_session.hpp"
 #ifdef DDPSCALE_TEST_ON_GPU
 #include "gpu_info.hpp"
 #include "nccl_communicator.hpp"
@@ -55,8 +55,8 @@ std::unique_ptr<Communicator> make_test_comm() { return make_mpi_communicator(g_
 // the parameters by lr-sized amounts, 1e-3 and more: seven orders of magnitude above it.
 constexpr double kIdentityTolerance = 1e-10;
 
-TrainOptions deterministic_options(double bucket_mb, double first_bucket_mb, bool overlap) {
-  TrainOptions o;
+EngineOptions deterministic_options(double bucket_mb, double first_bucket_mb, bool overlap) {
+  EngineOptions o;
   o.model = "mlp-medium";
   o.dropout = false;   // dropout masks differ per rank by design; the equivalence needs none
   o.optimizer = "sgd";
@@ -71,12 +71,12 @@ TrainOptions deterministic_options(double bucket_mb, double first_bucket_mb, boo
 
 // The same bucket layout in float64: the caps are in bytes, and each element takes twice
 // as many, so the caps double too.
-TrainOptions float64_options(double bucket_mb, double first_bucket_mb, bool overlap) {
+EngineOptions float64_options(double bucket_mb, double first_bucket_mb, bool overlap) {
   return deterministic_options(2 * bucket_mb, 2 * first_bucket_mb, overlap);
 }
 
 // This rank's part of a 2-rank session on the test device.
-SessionSetup two_rank_setup(const TrainOptions& options, Communicator* comm,
+SessionSetup two_rank_setup(const EngineOptions& options, Communicator* comm,
                             torch::ScalarType precision = torch::kFloat) {
   SessionSetup setup;
   setup.options = options;
@@ -118,7 +118,7 @@ std::vector<torch::Tensor> cloned(const std::vector<torch::Tensor>& tensors) {
 // K steps on 2 ranks with batch b vs. K steps on one process with batch 2b on the same
 // (concatenated) data: gradients averaged over ranks equal the gradient of the mean loss
 // over the global batch, so the parameters must match. The caller skips without devices.
-Agreement compare_with_single_rank(const TrainOptions& options, int steps, size_t min_buckets, size_t max_buckets,
+Agreement compare_with_single_rank(const EngineOptions& options, int steps, size_t min_buckets, size_t max_buckets,
                                    torch::ScalarType precision) {
   auto comm = make_test_comm();
   TrainingSession distributed(two_rank_setup(options, comm.get(), precision));
@@ -150,7 +150,7 @@ Agreement compare_with_single_rank(const TrainOptions& options, int steps, size_
 }
 
 // The identity in float64, to kIdentityTolerance of each parameter's size.
-void expect_equivalent_to_single_rank(const TrainOptions& options, int steps, size_t min_buckets, size_t max_buckets) {
+void expect_equivalent_to_single_rank(const EngineOptions& options, int steps, size_t min_buckets, size_t max_buckets) {
   SKIP_WITHOUT_DEVICE();  // marks the calling test skipped and returns
   const Agreement agreement = compare_with_single_rank(options, steps, min_buckets, max_buckets, torch::kDouble);
   EXPECT_LT(agreement.vs_size, kIdentityTolerance) << "bucket " << options.bucket_mb << " MiB, overlap " << options.overlap;
@@ -278,7 +278,7 @@ TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {
 TEST(DdpInitialModel, SecondRunRepeatsTheFirstExactly) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();
-  TrainOptions options = deterministic_options(0.05, 0.01, true);
+  EngineOptions options = deterministic_options(0.05, 0.01, true);
   options.optimizer = "adam";  // state that a reused model must not carry into the next run
   InitialModel shared(options.model, model_options_from(options), options.seed, test_device());
   SessionSetup setup = two_rank_setup(options, comm.get());
@@ -404,7 +404,7 @@ double median_step_us(const RankTimings& timings) {
 struct BusyAndStep {
   double floor_us, step_us;
 };
-BusyAndStep profiled_run(TrainOptions options, Communicator* comm, const char* mode, const char* if_nothing_recorded) {
+BusyAndStep profiled_run(EngineOptions options, Communicator* comm, const char* mode, const char* if_nothing_recorded) {
   options.phase_timing = true;
   options.steps = 20;
   options.gpu_busy_steps = 10;

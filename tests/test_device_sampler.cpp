@@ -1,4 +1,4 @@
-// The sampling loop of comm/device_sampler.hpp with a probe standing in for NVML, so the
+// The sampling loop of devices/device_sampler.hpp with a probe standing in for NVML, so the
 // loop is tested where there is no GPU; the NVML probe itself runs under label gpu.
 #include <gtest/gtest.h>
 

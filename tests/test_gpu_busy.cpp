@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "gpu_busy.hpp"
+#include "engine/gpu_busy.hpp"
 
 namespace ddpscale {
 namespace {

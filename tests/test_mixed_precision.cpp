@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "mixed_precision.hpp"
+#include "engine/mixed_precision.hpp"
 
 namespace ddpscale {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "run_summary.hpp"
+#include "study/run_summary.hpp"
 
 namespace ddpscale {
 namespace {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <thread>
 
-#include "step_clock.hpp"
+#include "engine/step_clock.hpp"
 
 namespace ddpscale {
 namespace {

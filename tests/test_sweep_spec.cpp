@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "cli_util.hpp"
-#include "sweep_spec.hpp"
+#include "launch/cli_util.hpp"
+#include "study/sweep_spec.hpp"
 
 namespace ddpscale {
 namespace {

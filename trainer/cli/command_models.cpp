@@ -1,0 +1,45 @@
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "model_registry.hpp"
+
+namespace ddpscale {
+
+static std::string mebibytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+int run_models_command(int argc, char** argv) {
+  cxxopts::Options options(argv[0], "Lists the models: exact parameter count, layers, fp32 weight and Adam-state "
+                                    "memory.\nSize families: mlp@<size> and transformer@<size>, e.g. mlp@10M, "
+                                    "transformer@100M (100K to 2B).");
+  options.add_options()("names", "models or size families to describe (default: the built-in models)",
+                        cxxopts::value<std::vector<std::string>>())("h,help", "show this help");
+  options.parse_positional({"names"});
+  options.positional_help("[NAME...]");
+  std::vector<std::string> names;
+  try {
+    const auto args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    names = args.count("names") ? args["names"].as<std::vector<std::string>>() : builtin_model_names();
+    std::vector<ModelDescription> described;
+    for (const auto& name : names) described.push_back(describe_model(name, ModelOptions{}));
+    std::printf("%-20s %14s %12s %12s  %s\n", "name", "parameters", "weights", "adam state", "layers");
+    for (const auto& d : described) {
+      std::printf("%-20s %14lld %12s %12s  %s\n", d.name.c_str(), static_cast<long long>(d.parameters),
+                  mebibytes(d.weight_bytes_fp32).c_str(), mebibytes(d.adam_state_bytes_fp32).c_str(), d.layers.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "ddpscale models: " << e.what() << std::endl;
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace ddpscale

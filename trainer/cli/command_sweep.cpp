@@ -1,0 +1,81 @@
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "launch/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "launch/launch_prologue.hpp"
+#include "mpi_context.hpp"
+#include "study/sweep_runner.hpp"
+#include "study/sweep_spec.hpp"
+
+namespace ddpscale {
+
+static std::string joined_command_line(int argc, char** argv) {
+  std::string line = "ddpscale sweep";
+  for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
+  return line;
+}
+
+int run_sweep_command(int argc, char** argv) {
+  cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec "
+                                    "in one launch, one HDF5 file per configuration.\n"
+                                    "Example: mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick");
+  options.add_options()
+      ("spec", "the sweep spec (YAML; keys in experiments/README.md)", cxxopts::value<std::string>())
+      ("o,out", "output directory", cxxopts::value<std::string>())
+      ("resume", "continue a study in --out: skip configurations already complete with the same settings")
+      ("overwrite", "measure every configuration again, replacing what --out holds")
+      ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
+      ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
+      ("dry-run", "list the configurations in run order and the steps they will train, then exit (--out not needed)");
+  add_launch_options(options, "", "auto, cpu or cuda");
+  options.add_options()("h,help", "show this help");
+  options.parse_positional({"spec"});
+  options.positional_help("SPEC.yaml");
+  SweepOptions sweep;
+  SweepSpec spec;
+  LaunchOptions launch;
+  cxxopts::ParseResult args;
+  const std::string program = argv[0];
+  // Every rank reads and validates the spec itself; the ranks agree on the verdict before
+  // any other collective (any_rank_has_usage_error): a bad spec stops all ranks alike, a
+  // spec missing on one node names that rank, and no rank waits for one that left.
+  std::string usage_error;
+  try {
+    args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help() << std::endl;
+      return 0;
+    }
+    if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
+    sweep.dry_run = args.count("dry-run") > 0;
+    if (!args.count("out") && !sweep.dry_run)
+      throw UsageError("--out DIR is required (where the study's HDF5 files go)");
+    sweep.spec_path = args["spec"].as<std::string>();
+    if (args.count("out")) sweep.out_dir = args["out"].as<std::string>();
+    sweep.resume = args.count("resume") > 0;
+    sweep.overwrite = args.count("overwrite") > 0;
+    sweep.nccl_profile = args["nccl-profile"].as<std::string>();
+    sweep.commbench = args.count("no-commbench") == 0;
+    sweep.command_line = joined_command_line(argc, argv);
+    launch = launch_options_from(args);
+    spec = load_sweep_spec(sweep.spec_path);
+  } catch (const cxxopts::exceptions::exception& e) {
+    usage_error = explain_option_error(e, argc, argv, program);
+  } catch (const std::exception& e) {
+    usage_error = e.what();
+  }
+  MpiContext mpi(&argc, &argv);
+  DeviceChoice device;
+  if (usage_error.empty()) {
+    try {
+      device = start_on_device(mpi, launch);
+    } catch (const std::exception& e) {
+      usage_error = e.what();
+    }
+  }
+  if (any_rank_has_usage_error(mpi, program, usage_error)) return 2;
+  return run_sweep(mpi, device, spec, sweep);
+}
+
+}  // namespace ddpscale

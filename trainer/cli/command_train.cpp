@@ -1,0 +1,155 @@
+#include <cxxopts.hpp>
+#include <iostream>
+
+#include "launch/cli_util.hpp"
+#include "cli/commands.hpp"
+#include "study/config_runner.hpp"
+#include "launch/launch_prologue.hpp"
+#include "model_registry.hpp"
+#include "mpi_context.hpp"
+#include "study/run_summary.hpp"
+#include "study/train_options.hpp"
+#include "engine/training_session.hpp"
+
+namespace ddpscale {
+
+void add_train_options(cxxopts::Options& options) {
+  options.add_options("model")
+      ("m,model", "model name or size family (ddpscale models lists them)", cxxopts::value<std::string>()->default_value("mlp-medium"))
+      ("seq-len", "sequence length (lstm, gru, transformer; 0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("features", "input features (0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("vocab", "vocabulary size (transformer; 0 = default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("classes", "output classes (0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("no-dropout", "turn every dropout layer off");
+  options.add_options("training")
+      ("b,batch", "batch per rank (weak scaling) or global batch (strong)", cxxopts::value<int64_t>()->default_value("32"))
+      ("scaling", "weak (per-rank batch fixed) or strong (global batch split)", cxxopts::value<std::string>()->default_value("weak"))
+      ("world-size", "ranks that train (0 = all launched)", cxxopts::value<int>()->default_value("0"))
+      ("optimizer", "adam or sgd", cxxopts::value<std::string>()->default_value("adam"))
+      ("optimizer-impl", "auto (PyTorch's fused Adam kernel on GPUs, LibTorch's Adam on CPU), libtorch or fused",
+       cxxopts::value<std::string>()->default_value("auto"))
+      ("lr", "learning rate", cxxopts::value<double>()->default_value("0.001"))
+      ("dtype", "forward precision: float32 (fp32) or bfloat16 (bf16: autocast; weights, gradients, optimizer state and allreduce stay fp32)",
+       cxxopts::value<std::string>()->default_value("float32"))
+      ("exec", "eager (LibTorch's op-by-op loop) or graph (the whole step captured once as a CUDA graph and "
+               "replayed; only the step's total is timed)",
+       cxxopts::value<std::string>()->default_value("eager"))
+      ("data", "device (batch resident on the device) or host (pinned copy every step, timed as data)",
+       cxxopts::value<std::string>()->default_value("device"));
+  options.add_options("ddp")
+      ("bucket-mb", "gradient bucket size in MiB (the first bucket is 1 MiB, as in PyTorch)", cxxopts::value<double>()->default_value("25"))
+      ("first-bucket-mb", "size of the first bucket in MiB", cxxopts::value<double>()->default_value("1"))
+      ("no-overlap", "run every bucket's allreduce after backward (sequential baseline)")
+      ("allreduce-dtype", "what gradients travel as: float32, or bfloat16 (each bucket cast before its allreduce "
+                          "and back after it: half the bytes, bf16 rounding of the averaged gradient)",
+       cxxopts::value<std::string>()->default_value("float32"));
+  options.add_options("measurement")
+      ("r,runs", "runs, each from the same initial parameters with its own data and dropout", cxxopts::value<int>()->default_value("5"))
+      ("warmup", "untimed steps per run", cxxopts::value<int>()->default_value("10"))
+      ("steps", "measured steps per run", cxxopts::value<int>()->default_value("100"))
+      ("seed", "initial parameters of every run; run k uses seed+k for dropout and data", cxxopts::value<uint64_t>()->default_value("42"))
+      ("gpu-busy-steps", "after the measured steps, profile this many more (Kineto/CUPTI) for the GPU's busy time "
+                         "per step: the kernel-time floor (0 = off)",
+       cxxopts::value<int>()->default_value("0"))
+      ("gpu-kernels", "with --gpu-busy-steps: write the GPU time of every kernel in the profiled steps, largest "
+                      "first, to PREFIX.rank<R>.csv (each rank; the last run's)",
+       cxxopts::value<std::string>()->default_value(""), "PREFIX")
+      ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)")
+      ("alternate-phase-timing", "time phases in runs 0 and 3 of every 4 only, and print what timing cost "
+                                 "between these neighbouring runs (use --runs 12 or more)");
+  add_launch_options(options, "launch", "auto, cpu or cuda");
+  options.add_options("launch")("h,help", "show this help");
+}
+
+TrainOptions train_options_from(const cxxopts::ParseResult& a) {
+  TrainOptions o;
+  o.model = a["model"].as<std::string>();
+  o.seq_len = a["seq-len"].as<int64_t>();
+  o.features = a["features"].as<int64_t>();
+  o.vocab = a["vocab"].as<int64_t>();
+  o.classes = a["classes"].as<int64_t>();
+  o.dropout = a.count("no-dropout") == 0;
+  o.batch = a["batch"].as<int64_t>();
+  o.scaling = a["scaling"].as<std::string>();
+  o.world_size = a["world-size"].as<int>();
+  o.optimizer = a["optimizer"].as<std::string>();
+  o.optimizer_impl = a["optimizer-impl"].as<std::string>();
+  o.lr = a["lr"].as<double>();
+  o.dtype = canonical_dtype(a["dtype"].as<std::string>());
+  o.data = a["data"].as<std::string>();
+  o.exec = a["exec"].as<std::string>();
+  o.bucket_mb = a["bucket-mb"].as<double>();
+  o.first_bucket_mb = a["first-bucket-mb"].as<double>();
+  o.overlap = a.count("no-overlap") == 0;
+  o.runs = a["runs"].as<int>();
+  o.warmup = a["warmup"].as<int>();
+  o.steps = a["steps"].as<int>();
+  o.seed = a["seed"].as<uint64_t>();
+  o.phase_timing = a.count("no-phase-timing") == 0;
+  o.alternate_phase_timing = a.count("alternate-phase-timing") > 0;
+  o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
+  o.gpu_kernels = a["gpu-kernels"].as<std::string>();
+  o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
+  return o;
+}
+
+int run_train_command(int argc, char** argv) {
+  const std::string program = argv[0];
+  cxxopts::Options options(argv[0], "Trains a model data-parallel on the launched ranks and times every phase of "
+                                    "every step.\nExample: mpirun -np 2 ddpscale train -m mlp-large -b 64 --runs 5");
+  add_train_options(options);
+  TrainOptions train;
+  LaunchOptions launch;
+  cxxopts::ParseResult args;
+  // Every check runs on every rank; the ranks agree on the verdict before any other
+  // collective (any_rank_has_usage_error), so no rank waits for a peer that already left.
+  std::string usage_error;
+  try {
+    args = options.parse(argc, argv);
+    if (args.count("help")) {
+      std::cout << options.help({"model", "training", "ddp", "measurement", "launch"}) << std::endl;
+      return 0;
+    }
+    train = train_options_from(args);
+    launch = launch_options_from(args);
+    describe_model(train.model, model_options_from(train));  // unknown model or size family
+  } catch (const cxxopts::exceptions::exception& e) {
+    usage_error = explain_option_error(e, argc, argv, program);
+  } catch (const std::exception& e) {
+    usage_error = e.what();
+  }
+  MpiContext mpi(&argc, &argv);
+  DeviceChoice device;
+  if (usage_error.empty()) {
+    try {
+      device = start_on_device(mpi, launch);
+      validate_train_options(train, mpi.size(), device.cuda);
+    } catch (const std::exception& e) {
+      usage_error = e.what();
+    }
+  }
+  if (any_rank_has_usage_error(mpi, program, usage_error)) return 2;
+  const int world = effective_world_size(train, mpi.size());
+  auto group = mpi.world().split(mpi.rank() < world ? 0 : -1);
+  if (!group) return 0;  // this rank is not part of the requested world size
+  auto comm = make_training_communicator(*group, device);
+
+  const bool printer = group->rank() == 0;
+  const ModelDescription model = describe_model(train.model, model_options_from(train));
+  if (printer)
+    std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s, batch %lld per rank (%s), %d runs x %d "
+                "steps after %d warm-up\n",
+                model.name.c_str(), static_cast<long long>(model.parameters), world, device.describe().c_str(),
+                static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
+                train.warmup);
+  if (printer) std::fflush(stdout);  // the header shows before the first run ends, also in a pipe
+  const ConfigRecord record = run_configuration(train, *group, comm.get(), device, [&](const RunRecord& run) {
+    print_run_line(stdout, run);
+  });
+  if (printer) print_config_summary(stdout, record);
+  for (const auto& run : record.runs)
+    if (run.status != RunStatus::ok) return 1;
+  return 0;
+}
+
+}  // namespace ddpscale

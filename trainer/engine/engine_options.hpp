@@ -1,0 +1,44 @@
+// What one training session reads: the model, its optimizer, the DDP settings and how many
+// steps to time. The study's TrainOptions (study/train_options.hpp) carries more (runs,
+// scaling, world size) and is turned into this per run by engine_options().
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "model_registry.hpp"
+
+namespace ddpscale {
+
+struct EngineOptions {
+  std::string model = "mlp-medium";
+  int64_t seq_len = 0, features = 0, vocab = 0, classes = 0;  // 0 = the model's documented default
+  bool dropout = true;
+  int64_t batch = 32;               // per rank; the global batch is batch x world size
+  uint64_t seed = 42;               // initial parameters; run k draws data and dropout from seed + k
+  std::string optimizer = "adam";   // adam | sgd
+  std::string optimizer_impl = "auto";  // auto (fused Adam on GPUs) | libtorch | fused
+  double lr = 1e-3;
+  double bucket_mb = 25.0;
+  double first_bucket_mb = 1.0;
+  bool overlap = true;
+  bool phase_timing = true;         // time every phase of a step, or whole steps only
+  std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
+  std::string dtype = "float32";    // float32 | bfloat16 (autocast forward; see mixed_precision.hpp)
+  std::string exec = "eager";       // eager | graph (the whole step as one CUDA graph; see training_session.hpp)
+  std::string allreduce_dtype = "float32";  // float32 | bfloat16: gradients cast for the allreduce only
+  int warmup = 10;
+  int steps = 100;
+  int gpu_busy_steps = 0;           // > 0: after the measured steps, profile this many for the GPU-busy floor
+  std::string gpu_kernels;          // non-empty: each rank writes the profiled steps' kernel table (kernel_table_path)
+};
+
+// The model options the session builds its model with (0 fields keep the model's defaults).
+ModelOptions model_options_from(const EngineOptions& options);
+
+// "adam-fused" where the fused CUDA kernel will run, else "adam" / "sgd".
+std::string resolved_optimizer(const std::string& optimizer, const std::string& optimizer_impl, bool on_cuda);
+
+// Where rank `rank` writes its kernel table for --gpu-kernels PREFIX: PREFIX.rank<R>.csv.
+std::string kernel_table_path(const std::string& prefix, int rank);
+
+}  // namespace ddpscale

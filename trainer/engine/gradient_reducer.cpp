@@ -1,0 +1,188 @@
+#include "engine/gradient_reducer.hpp"
+
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <stdexcept>
+
+#include "engine/step_clock.hpp"
+
+namespace ddpscale {
+
+BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const ReducerOptions& options) {
+  BucketLayout layout;
+  const auto cap_bytes = [&](size_t bucket_index) {
+    const double mb = bucket_index == 0 ? std::min(options.first_bucket_mb, options.bucket_mb) : options.bucket_mb;
+    return static_cast<size_t>(mb * 1024.0 * 1024.0);
+  };
+  size_t filled = 0;
+  for (size_t i = parameter_bytes.size(); i-- > 0;) {
+    if (layout.buckets.empty() || (filled > 0 && filled + parameter_bytes[i] > cap_bytes(layout.buckets.size() - 1))) {
+      layout.buckets.emplace_back();
+      filled = 0;
+    }
+    layout.buckets.back().push_back(i);
+    filled += parameter_bytes[i];
+  }
+  return layout;
+}
+
+static DType comm_dtype(const torch::Tensor& t) {
+  switch (t.scalar_type()) {
+    case torch::kFloat: return DType::f32;
+    case torch::kDouble: return DType::f64;
+    case torch::kHalf: return DType::f16;
+    case torch::kBFloat16: return DType::bf16;
+    default: throw std::runtime_error(std::string("gradient reducer: unsupported dtype ") + c10::toString(t.scalar_type()));
+  }
+}
+
+struct GradientReducer::Bucket {
+  torch::Tensor flat;               // one contiguous buffer; the parameters' .grad are views into it
+  torch::Tensor wire;               // bfloat16_allreduce: the bf16 copy that is reduced
+  std::vector<size_t> parameters;
+  std::vector<torch::Tensor> views;  // per parameter, its gradient's place in flat
+  size_t pending = 0;               // parameters whose gradient has not arrived this backward
+  std::unique_ptr<CommWork> work;
+};
+
+// Runs after a parameter's AccumulateGrad node: its .grad (a view into the bucket, or
+// autograd's own tensor until the bucket gathers it) is final.
+// The hook cannot be taken off the node again, and the node outlives the reducer whenever
+// something else still holds it (a run's model is reused by the next run: InitialModel), so
+// the hook does nothing once its reducer is gone.
+class GradientReducer::ReadyHook final : public torch::autograd::FunctionPostHook {
+ public:
+  ReadyHook(GradientReducer& reducer, size_t parameter)
+      : reducer_(reducer), alive_(reducer.alive_), parameter_(parameter) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list& /*inputs*/) override {
+    if (!alive_.expired()) reducer_.on_gradient_ready(parameter_);
+    return outputs;
+  }
+
+ private:
+  GradientReducer& reducer_;
+  std::weak_ptr<const bool> alive_;
+  size_t parameter_;
+};
+
+GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, std::vector<std::string> names,
+                                 Communicator& comm, const ReducerOptions& options, StepClock* clock)
+    : parameters_(std::move(parameters)), names_(std::move(names)), comm_(comm), options_(options), clock_(clock) {
+  std::vector<size_t> bytes;
+  for (const auto& p : parameters_) bytes.push_back(static_cast<size_t>(p.numel()) * p.element_size());
+  layout_ = plan_buckets(bytes, options_);
+  bucket_of_parameter_.assign(parameters_.size(), 0);
+  ready_.assign(parameters_.size(), false);
+
+  for (size_t b = 0; b < layout_.buckets.size(); ++b) {
+    auto bucket = std::make_unique<Bucket>();
+    bucket->parameters = layout_.buckets[b];
+    int64_t total = 0;
+    for (size_t p : bucket->parameters) total += parameters_[p].numel();
+    const auto& first = parameters_[bucket->parameters.front()];
+    bucket->flat = torch::zeros({total}, first.options().requires_grad(false));
+    if (options_.bfloat16_allreduce) bucket->wire = torch::empty({total}, bucket->flat.options().dtype(torch::kBFloat16));
+    int64_t offset = 0;
+    for (size_t p : bucket->parameters) {
+      auto& param = parameters_[p];
+      if (param.scalar_type() != first.scalar_type() || param.device() != first.device())
+        throw std::runtime_error("gradient reducer: parameters of one bucket must share dtype and device");
+      bucket->views.push_back(bucket->flat.narrow(0, offset, param.numel()).view(param.sizes()));
+      if (options_.gradients_stay_in_buckets) param.mutable_grad() = bucket->views.back();
+      offset += param.numel();
+      bucket_of_parameter_[p] = b;
+    }
+    buckets_.push_back(std::move(bucket));
+  }
+  for (size_t p = 0; p < parameters_.size(); ++p) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[p]);
+    accumulator->add_post_hook(std::make_unique<ReadyHook>(*this, p));
+    accumulators_.push_back(std::move(accumulator));
+  }
+}
+
+GradientReducer::~GradientReducer() {
+  for (auto& bucket : buckets_)
+    if (bucket->work) bucket->work->wait();
+}
+
+void GradientReducer::broadcast_parameters() {
+  torch::NoGradGuard no_grad;
+  for (auto& p : parameters_) {
+    // Parameters are contiguous leaves in every model we build; broadcast in place.
+    if (!p.is_contiguous()) throw std::runtime_error("gradient reducer: non-contiguous parameter");
+    comm_.broadcast(p.data_ptr(), static_cast<size_t>(p.numel()), comm_dtype(p), 0);
+  }
+  comm_.synchronize();
+}
+
+void GradientReducer::prepare_for_backward() {
+  for (auto& bucket : buckets_) {
+    if (options_.gradients_stay_in_buckets) {
+      bucket->flat.zero_();
+    } else {
+      for (size_t p : bucket->parameters) parameters_[p].mutable_grad().reset();
+    }
+    bucket->pending = bucket->parameters.size();
+    bucket->work.reset();
+  }
+  std::fill(ready_.begin(), ready_.end(), false);
+  next_to_launch_ = 0;
+  launched_ = 0;
+}
+
+void GradientReducer::on_gradient_ready(size_t parameter) {
+  if (ready_[parameter]) return;  // a parameter used twice in forward fires once per use
+  ready_[parameter] = true;
+  Bucket& bucket = *buckets_[bucket_of_parameter_[parameter]];
+  --bucket.pending;
+  if (options_.overlap) launch_ready_buckets_in_order();
+}
+
+// Buckets go out strictly in index order on every rank, whatever order autograd finished
+// them in, so the collectives of all ranks line up.
+void GradientReducer::launch_ready_buckets_in_order() {
+  while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_]->pending == 0) launch(next_to_launch_++);
+}
+
+// gradients_stay_in_buckets false: autograd's gradient tensors, copied into the bucket by
+// one cat kernel; from then on .grad views the bucket, so the optimizer reads the averages.
+void GradientReducer::gather_into_bucket(Bucket& bucket) {
+  std::vector<torch::Tensor> gradients;
+  gradients.reserve(bucket.parameters.size());
+  for (size_t p : bucket.parameters) gradients.push_back(parameters_[p].grad().reshape({-1}));
+  torch::cat_out(bucket.flat, gradients, 0);
+  for (size_t i = 0; i < bucket.parameters.size(); ++i) parameters_[bucket.parameters[i]].mutable_grad() = bucket.views[i];
+}
+
+void GradientReducer::launch(size_t b) {
+  Bucket& bucket = *buckets_[b];
+  if (launched_ == 0 && clock_) clock_->mark_comm_start();
+  if (!options_.gradients_stay_in_buckets) gather_into_bucket(bucket);
+  // The cast runs on the compute stream, before the event the communicator's stream waits for.
+  torch::Tensor& sent = bucket.wire.defined() ? bucket.wire.copy_(bucket.flat) : bucket.flat;
+  bucket.work = comm_.allreduce_async(sent.data_ptr(), static_cast<size_t>(sent.numel()), comm_dtype(sent),
+                                      ReduceOp::average);
+  ++launched_;
+  if (launched_ == buckets_.size() && clock_ && comm_.backend() == Backend::nccl) clock_->mark_comm_end();
+}
+
+void GradientReducer::finish_backward() {
+  for (size_t p = 0; p < parameters_.size(); ++p)
+    if (!ready_[p])
+      throw std::runtime_error("parameter '" + names_[p] +
+                               "' got no gradient in backward: it is not used by the loss. Every parameter of a "
+                               "data-parallel model must take part in every step");
+  launch_ready_buckets_in_order();
+  for (auto& bucket : buckets_) {
+    bucket->work->wait();  // orders the compute stream after the reduction (NCCL) or ends it (MPI)
+    if (bucket->wire.defined()) bucket->flat.copy_(bucket->wire);
+  }
+  // On the host backend the last wait is the moment the reduction really ended.
+  if (clock_ && comm_.backend() != Backend::nccl) clock_->mark_comm_end();
+}
+
+}  // namespace ddpscale

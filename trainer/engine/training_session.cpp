@@ -1,0 +1,341 @@
+#include "engine/training_session.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "engine/gpu_busy.hpp"
+#include "engine/gradient_reducer.hpp"
+#include "engine/initial_model.hpp"
+#include "engine/mixed_precision.hpp"
+#include "engine/nvtx_range.hpp"
+#include "engine/optimizer_step.hpp"
+#include "engine/step_clock.hpp"
+#ifdef DDPSCALE_CUDA
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+
+#include "nccl_communicator.hpp"
+#endif
+#ifdef DDPSCALE_CUDA_GRAPHS
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/version.h>
+#endif
+
+namespace ddpscale {
+
+#ifdef DDPSCALE_CUDA_GRAPHS
+// The session's own stream (graphs cannot be captured on the default stream), current for
+// the session's whole life so that warm-up, capture and replays, and the communicator's
+// ordering events, all use it.
+struct CapturedStep {
+  explicit CapturedStep(const torch::Device& device)
+      : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())), current(stream) {}
+  c10::cuda::CUDAStream stream;
+  c10::cuda::CUDAStreamGuard current;
+  at::cuda::CUDAGraph graph;
+  torch::Tensor loss;  // the captured step's loss: overwritten by every replay
+  bool captured = false;
+};
+#else
+struct CapturedStep {
+  bool captured = false;  // never created without CUDA graphs (validate_train_options)
+};
+#endif
+
+#ifdef DDPSCALE_CUDA
+static NcclCommunicator* nccl_of(Communicator* comm) { return comm ? dynamic_cast<NcclCommunicator*>(comm) : nullptr; }
+#endif
+
+static void synchronize_device(const torch::Device& device) {
+#ifdef DDPSCALE_CUDA
+  if (device.is_cuda()) cudaDeviceSynchronize();
+#else
+  (void)device;
+#endif
+}
+
+TrainingSession::TrainingSession(const SessionSetup& setup)
+    : setup_(setup), bf16_autocast_(setup.options.dtype == "bfloat16") {
+  const auto& o = setup_.options;
+#ifdef DDPSCALE_CUDA_GRAPHS
+  if (o.exec == "graph") captured_ = std::make_unique<CapturedStep>(setup_.device);
+#endif
+  const uint64_t run_seed = o.seed + static_cast<uint64_t>(setup_.run_index);
+  const ModelOptions model_options = model_options_from(o);
+
+  // Same seed on every rank, and rank 0's values are broadcast anyway.
+  if (setup_.initial_model) {
+    model_ = setup_.initial_model->fresh();
+  } else {
+    torch::manual_seed(run_seed);
+    model_ = build_model(o.model, model_options);
+    model_->to(setup_.device);
+  }
+  if (setup_.precision != torch::kFloat) model_->to(setup_.precision);
+  model_->train();
+  parameters_ = model_->parameters();
+
+  // Every rank generates the global batch and keeps its own slice, so N ranks with batch
+  // b see exactly the data of one rank with batch N*b (the equivalence the tests check).
+  const int64_t local = o.batch;
+  const int64_t global = o.batch * setup_.world_size;
+  SyntheticBatch batch = make_synthetic_batch(o.model, model_options, global, run_seed, torch::kCPU);
+  inputs_ = batch.inputs.narrow(0, local * setup_.rank, local).contiguous();
+  labels_ = batch.labels.narrow(0, local * setup_.rank, local).contiguous().to(setup_.device);
+  if (inputs_.is_floating_point()) inputs_ = inputs_.to(setup_.precision);  // token ids stay int64
+  if (o.data == "host") {
+    host_inputs_ = inputs_.pin_memory();
+    inputs_ = host_inputs_.to(setup_.device);
+  } else {
+    inputs_ = inputs_.to(setup_.device);
+  }
+
+  const bool fused = resolved_optimizer(o.optimizer, o.optimizer_impl, setup_.device.is_cuda()) == "adam-fused";
+  optimizer_ = make_optimizer(o.optimizer, fused, o.lr, parameters_);
+
+  [[maybe_unused]] void* comm_stream = nullptr;
+#ifdef DDPSCALE_CUDA
+  if (setup_.device.is_cuda()) {
+    void* compute = c10::cuda::getCurrentCUDAStream(setup_.device.index()).stream();
+    if (NcclCommunicator* nccl = nccl_of(setup_.comm)) {
+      nccl->set_compute_stream(compute);
+      comm_stream = nccl->stream();
+    }
+    if (o.phase_timing) clock_ = make_cuda_step_clock(o.steps, compute, comm_stream);
+  }
+#endif
+  if (!clock_ && o.phase_timing) clock_ = make_host_step_clock(o.steps);
+
+  if (setup_.world_size > 1) {
+    std::vector<torch::Tensor> params;
+    std::vector<std::string> names;
+    for (const auto& item : model_->named_parameters()) {
+      names.push_back(item.key());
+      params.push_back(item.value());
+    }
+    ReducerOptions reducer_options;
+    reducer_options.bucket_mb = o.bucket_mb;
+    reducer_options.first_bucket_mb = o.first_bucket_mb;
+    reducer_options.overlap = o.overlap;
+    reducer_options.bfloat16_allreduce = o.allreduce_dtype == "bfloat16";
+    reducer_options.gradients_stay_in_buckets = captured_ != nullptr;  // a graph replays fixed addresses
+    reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
+    reducer_->broadcast_parameters();
+  }
+  if (!reducer_ && captured_) use_flat_gradients();
+  // Dropout differs per rank, as it does in real data-parallel training.
+  torch::manual_seed(run_seed * 1000003ULL + static_cast<uint64_t>(setup_.rank) + 1);
+  zero_gradients();
+}
+
+TrainingSession::~TrainingSession() = default;
+
+std::vector<torch::Tensor> TrainingSession::parameters() const { return parameters_; }
+
+size_t TrainingSession::bucket_count() const { return reducer_ ? reducer_->bucket_count() : 0; }
+
+// --exec graph on one rank: one buffer for all gradients, as the reducer's buckets are, so
+// the captured step zeroes them in one kernel and replays fixed addresses.
+void TrainingSession::use_flat_gradients() {
+  int64_t total = 0;
+  for (const auto& p : parameters_) total += p.numel();
+  flat_gradients_ = torch::zeros({total}, parameters_.front().options().requires_grad(false));
+  int64_t offset = 0;
+  for (auto& p : parameters_) {
+    p.mutable_grad() = flat_gradients_.narrow(0, offset, p.numel()).view(p.sizes());
+    offset += p.numel();
+  }
+}
+
+// Eager on one rank resets every .grad instead, as PyTorch's zero_grad(set_to_none=True)
+// does: autograd then hands over its own gradient tensors, no zero and no add kernels.
+void TrainingSession::zero_gradients() {
+  if (reducer_) {
+    reducer_->prepare_for_backward();
+  } else if (flat_gradients_.defined()) {
+    flat_gradients_.zero_();
+  } else {
+    for (auto& p : parameters_) p.mutable_grad().reset();
+  }
+}
+
+void TrainingSession::step(int measured_index) {
+  StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
+  if (clock_) clock_->select_step(measured_index);
+  const NvtxRange step_range(measured_index >= 0 ? "step" : "warm-up step");
+  auto loss = step_body(clock, measured_index == 0);
+  if (measured_index >= 0) losses_.push_back(loss.detach());
+}
+
+torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_step) {
+  // Only marks that bound a non-empty phase (see step_clock.hpp): each costs host time.
+  if (clock && first_measured_step) clock->mark(Mark::step_start);
+  if (host_inputs_.defined()) {
+    const NvtxRange range("data");
+    inputs_.copy_(host_inputs_, /*non_blocking=*/true);
+    if (clock) clock->mark(Mark::data_end);
+  }
+  torch::Tensor loss;
+  {
+    const NvtxRange range("forward");
+    const AutocastScope autocast(bf16_autocast_, setup_.device);
+    loss = model_loss(model_->forward(inputs_), labels_);
+    if (clock) clock->mark(Mark::forward_end);
+  }
+  {
+    const NvtxRange range("backward");
+    loss.backward();
+    if (clock) clock->mark(Mark::backward_end);
+  }
+  if (reducer_) {
+    const NvtxRange range("allreduce wait");
+    reducer_->finish_backward();
+    if (clock) clock->mark(Mark::reduce_end);
+  }
+  {
+    const NvtxRange range("optimizer");
+    optimizer_->step();
+    zero_gradients();
+    if (clock) clock->mark(Mark::step_end);
+  }
+  return loss;
+}
+
+// Captures one step as a CUDA graph. Capture records work without running it, so the model
+// is exactly where the warm-up left it. ThreadLocal capture mode: the other threads (NVML
+// sampler, and autograd's device thread, which issues backward onto the captured stream)
+// may go on calling CUDA.
+void TrainingSession::capture_step() {
+#ifdef DDPSCALE_CUDA_GRAPHS
+  synchronize_device(setup_.device);
+  NcclCommunicator* nccl = nccl_of(setup_.comm);
+  if (nccl) nccl->pause_stall_watchdog();
+  if (clock_) clock_->select_step(-1);  // the reducer's communication marks stay out of the graph
+#if TORCH_VERSION_MAJOR >= 2
+  captured_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+#else
+  captured_->graph.capture_begin();  // LibTorch 1.x: global capture mode only
+#endif
+  captured_->loss = step_body(nullptr, false);
+  captured_->graph.capture_end();
+  captured_->captured = true;
+  if (nccl) nccl->watch_stream(captured_->stream.stream());  // the graph's collectives run there
+#endif
+}
+
+void TrainingSession::replay_step(int measured_index) {
+#ifdef DDPSCALE_CUDA_GRAPHS
+  StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
+  if (clock_) clock_->select_step(measured_index);
+  const NvtxRange step_range(measured_index >= 0 ? "step (graph)" : "warm-up step (graph)");
+  if (clock && measured_index == 0) clock->mark(Mark::step_start);
+  captured_->graph.replay();
+  if (clock) clock->mark(Mark::step_end);
+  // The captured loss is overwritten by the next replay: keep a copy.
+  if (measured_index >= 0) losses_.push_back(captured_->loss.detach().clone());
+#else
+  (void)measured_index;
+#endif
+}
+
+// Inside a graph the phases are not split: only the step's total is kept.
+static void keep_step_time_only(RankTimings& timings) {
+  for (int p = 0; p < kPhaseCount; ++p)
+    if (static_cast<Phase>(p) != Phase::step)
+      std::fill(timings.phase_us[static_cast<size_t>(p)].begin(), timings.phase_us[static_cast<size_t>(p)].end(), 0.0f);
+}
+
+// An untimed step in the session's mode: a replay once the step is captured, else eager.
+void TrainingSession::untimed_step() {
+  if (captured_ && captured_->captured)
+    replay_step(-1);
+  else
+    step(-1);
+}
+
+void TrainingSession::train_steps(int steps) {
+  for (int s = 0; s < steps; ++s) {
+    if (captured_ && !captured_->captured) {
+      step(-1);  // the warm-up the capture needs; counts as the first step
+      capture_step();
+    } else {
+      untimed_step();
+    }
+  }
+  synchronize_device(setup_.device);
+}
+
+void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
+  const auto& o = setup_.options;
+  if (captured_) {
+    // Eager steps first (cuBLAS workspaces, optimizer state and the allocator's blocks must
+    // exist before capture), then the capture, then one replay: the first launch of a graph
+    // also uploads it to the device, which the measured steps should not pay.
+    for (int s = 0; s + 1 < o.warmup; ++s) step(-1);
+    capture_step();
+    replay_step(-1);
+  } else {
+    for (int s = 0; s < o.warmup; ++s) step(-1);
+  }
+  synchronize_device(setup_.device);
+  if (setup_.comm) setup_.comm->barrier();
+  losses_.clear();
+  if (setup_.sampler) setup_.sampler->start();
+  const auto start = std::chrono::steady_clock::now();
+  for (int s = 0; s < o.steps; ++s) {
+    if (captured_)
+      replay_step(s);
+    else
+      step(s);
+  }
+  synchronize_device(setup_.device);
+  timings.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (setup_.sampler) {
+    setup_.sampler->stop();
+    for (const DeviceSample& sample : setup_.sampler->samples()) {
+      timings.gpu_utilization_pct.push_back(sample.utilization_pct);
+      timings.gpu_memory_used_mib.push_back(sample.memory_used_mib);
+      timings.gpu_power_w.push_back(sample.power_w);
+    }
+  }
+  if (clock_) clock_->read(o.steps, timings);
+  if (clock_ && captured_) keep_step_time_only(timings);
+  if (o.gpu_busy_steps > 0) measure_gpu_busy(o.gpu_busy_steps, timings);
+  const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
+  losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());
+}
+
+// After the measured steps, so profiling cannot change what they measured. Every rank runs
+// the same extra steps (their collectives pair up); they train the model further, which the
+// cross-rank checksum after the run still covers.
+void TrainingSession::measure_gpu_busy(int steps, RankTimings& timings) {
+  const GpuBusyProfile profile = profile_gpu_busy(
+      steps, setup_.device.is_cuda() ? setup_.device.index() : -1, [this] { untimed_step(); },
+      [this] { synchronize_device(setup_.device); },
+      [this] {
+        if (setup_.comm) setup_.comm->barrier();
+      });
+  if (!std::isfinite(profile.busy_us_per_step)) return;
+  timings.gpu_busy_us = {static_cast<float>(profile.busy_us_per_step)};
+  if (!setup_.options.gpu_kernels.empty())
+    write_kernel_table(kernel_table_path(setup_.options.gpu_kernels, setup_.rank), profile.kernels, steps,
+                       profile.busy_us_per_step);
+}
+
+// Summed where the parameters live: copying them to the host as float64 first moved 2.4 GB
+// per rank after every run of a 300M-parameter model.
+std::pair<double, double> TrainingSession::parameter_checksum() const {
+  torch::NoGradGuard no_grad;
+  auto sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(setup_.device));
+  auto abs_sum = torch::zeros_like(sum);
+  for (const auto& p : parameters_) {
+    const auto d = p.detach().to(torch::kDouble);
+    sum += d.sum();
+    abs_sum += d.abs().sum();
+  }
+  return {sum.item<double>(), abs_sum.item<double>()};
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,90 @@
+// One run: a model at its initial parameters, its optimizer, its data and (world size > 1)
+// its gradient reducer; warm-up steps, then measured steps with every phase timed.
+//
+// --exec graph: after the warm-up (eager, on the session's own stream), one whole step
+// (forward, backward with the bucketed NCCL allreduces, optimizer, zeroing the gradients) is
+// captured as a CUDA graph and every measured step replays it. The batch is already
+// device-resident and static; dropout draws new masks each replay (the graph advances
+// LibTorch's CUDA generator); the fused Adam keeps its step count on the device. Only the
+// whole step is timed: the phases inside the graph are not split (stored as 0).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "communicator.hpp"
+#include "device_sampler.hpp"
+#include "engine/engine_options.hpp"
+#include "model_registry.hpp"
+#include "run_record.hpp"
+
+namespace ddpscale {
+
+class GradientReducer;
+class InitialModel;
+class OptimizerStep;
+class StepClock;
+struct CapturedStep;  // --exec graph (CUDA graph builds only)
+
+struct SessionSetup {
+  EngineOptions options;
+  int run_index = 0;
+  int rank = 0;               // rank within the configuration's group
+  int world_size = 1;
+  torch::Device device = torch::kCPU;
+  Communicator* comm = nullptr;  // null when world_size == 1: no communication code at all
+  DeviceSampler* sampler = nullptr;  // samples the GPU during the measured steps (null: none)
+  // The configuration's model, reset to its initial parameters (null: the session builds
+  // its own from seed + run_index, as the tests' sessions do).
+  InitialModel* initial_model = nullptr;
+  // The floating-point type of parameters, gradients, allreduce and optimizer state. Studies
+  // measure float32; the tests use float64 to check identities (2 ranks x b == 1 rank x 2b,
+  // graph == eager) to ~1e-12, far below the size of any real error.
+  torch::ScalarType precision = torch::kFloat;
+};
+
+class TrainingSession {
+ public:
+  explicit TrainingSession(const SessionSetup& setup);
+  ~TrainingSession();
+
+  // Runs warm-up then measured steps; fills timings (this rank), losses and wall time.
+  void run(RankTimings& timings, std::vector<float>& losses);
+  // One untimed step (tests use it to compare parameters after K steps).
+  void train_steps(int steps);
+
+  Model& model() { return *model_; }
+  size_t bucket_count() const;  // 0 without a reducer (world size 1)
+  std::vector<torch::Tensor> parameters() const;
+  // Sum of all parameters and of their absolute values, in float64: equal on every rank
+  // when data parallelism kept the replicas identical.
+  std::pair<double, double> parameter_checksum() const;
+
+ private:
+  void step(int measured_index);
+  // The step's work; returns the loss. Also what --exec graph captures.
+  torch::Tensor step_body(StepClock* clock, bool first_measured_step);
+  void capture_step();
+  void replay_step(int measured_index);
+  void untimed_step();
+  void measure_gpu_busy(int steps, RankTimings& timings);
+  void zero_gradients();
+  void use_flat_gradients();
+
+  SessionSetup setup_;
+  bool bf16_autocast_;  // --dtype bfloat16, decided once instead of by a string compare per step
+  std::shared_ptr<Model> model_;
+  std::unique_ptr<OptimizerStep> optimizer_;
+  torch::Tensor flat_gradients_;    // graph on one rank: every .grad is a view into it, zeroed at once
+  std::vector<torch::Tensor> parameters_;  // the model's, gathered once: optimizer, gradients, checksum
+  std::unique_ptr<StepClock> clock_;
+  std::unique_ptr<GradientReducer> reducer_;
+  torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
+  torch::Tensor host_inputs_;       // pinned copy for --data host
+  std::vector<torch::Tensor> losses_;
+  std::unique_ptr<CapturedStep> captured_;  // --exec graph; declared last, destroyed first
+};
+
+}  // namespace ddpscale

@@ -1,0 +1,55 @@
+#include "launch/launch_prologue.hpp"
+
+#include <chrono>
+#include <cxxopts.hpp>
+
+#include "comm_timeout.hpp"
+#include "launch/cli_util.hpp"
+#include "mpi_context.hpp"
+#ifdef DDPSCALE_CUDA
+#include "nccl_communicator.hpp"
+#endif
+
+namespace ddpscale {
+
+void add_launch_options(cxxopts::Options& options, const std::string& group, const std::string& device_help) {
+  options.add_options(group)
+      ("device", device_help, cxxopts::value<std::string>()->default_value("auto"))
+      ("allow-shared-gpu", "allow more ranks per node than GPUs")
+      ("comm-timeout", "seconds before a stuck collective is declared a lost rank",
+       cxxopts::value<int>()->default_value("120"));
+}
+
+LaunchOptions launch_options_from(const cxxopts::ParseResult& args) {
+  LaunchOptions launch;
+  launch.device = args["device"].as<std::string>();
+  launch.allow_shared_gpu = args.count("allow-shared-gpu") > 0;
+  launch.comm_timeout_s = args["comm-timeout"].as<int>();
+  if (launch.comm_timeout_s <= 0)
+    throw UsageError("--comm-timeout must be a positive number of seconds, got " +
+                     std::to_string(launch.comm_timeout_s));
+  set_comm_timeout(std::chrono::seconds(launch.comm_timeout_s));
+  return launch;
+}
+
+DeviceChoice start_on_device(const MpiContext& mpi, const LaunchOptions& launch) {
+  const DeviceChoice device = choose_device(mpi, launch.device, launch.allow_shared_gpu);
+  share_cpu_cores(mpi, device);
+  return device;
+}
+
+std::unique_ptr<Communicator> make_communicator(const MpiGroup& group, const DeviceChoice& device) {
+#ifdef DDPSCALE_CUDA
+  if (device.cuda) return make_nccl_communicator(group, device.device_index);
+#else
+  (void)device;
+#endif
+  return make_mpi_communicator(group);
+}
+
+std::unique_ptr<Communicator> make_training_communicator(const MpiGroup& group, const DeviceChoice& device) {
+  if (group.size() == 1) return nullptr;
+  return make_communicator(group, device);
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,44 @@
+// What train, sweep and commbench do alike before they measure: the launch options
+// (--device, --allow-shared-gpu, --comm-timeout: one declaration, one help text, one
+// validation), the device every rank uses, and the communicator of a group of ranks.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "communicator.hpp"
+#include "launch/device_choice.hpp"
+
+namespace cxxopts {
+class Options;
+class ParseResult;
+}  // namespace cxxopts
+
+namespace ddpscale {
+
+class MpiContext;
+class MpiGroup;
+
+struct LaunchOptions {
+  std::string device = "auto";
+  bool allow_shared_gpu = false;
+  int comm_timeout_s = 120;
+};
+
+// Declares --device (with `device_help`), --allow-shared-gpu and --comm-timeout in `group`.
+void add_launch_options(cxxopts::Options& options, const std::string& group, const std::string& device_help);
+
+// Reads the launch options and sets the communication time-out (comm_timeout.hpp). Throws
+// UsageError when --comm-timeout is not a positive number of seconds. Before MPI starts.
+LaunchOptions launch_options_from(const cxxopts::ParseResult& args);
+
+// After MPI starts: the device of this rank (choose_device) and, on CPU, its share of the
+// node's cores (share_cpu_cores). Throws UsageError as choose_device does.
+DeviceChoice start_on_device(const MpiContext& mpi, const LaunchOptions& launch);
+
+// The communicator of `group` on `device`: NCCL on a GPU, MPI on the CPU.
+std::unique_ptr<Communicator> make_communicator(const MpiGroup& group, const DeviceChoice& device);
+// The same for ranks that train together, but null for one rank: a world size of 1 runs no
+// communication code at all.
+std::unique_ptr<Communicator> make_training_communicator(const MpiGroup& group, const DeviceChoice& device);
+
+}  // namespace ddpscale

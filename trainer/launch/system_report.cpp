@@ -1,0 +1,107 @@
+#include "launch/system_report.hpp"
+
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <thread>
+
+#include "gpu_info.hpp"
+#include "hdf5_library.hpp"
+#include "json_writer.hpp"
+#include "mpi_context.hpp"
+#include "nccl_profile.hpp"
+#ifdef DDPSCALE_CUDA
+#include "nccl_communicator.hpp"
+#endif
+
+namespace ddpscale {
+
+std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+std::string cuda_version() {
+  const auto inventory = query_gpu_inventory();
+  return inventory.cuda_built ? inventory.cuda_runtime_version : "none";
+}
+
+std::string nccl_version() {
+#ifdef DDPSCALE_CUDA
+  return NcclCommunicator::loaded_version();
+#else
+  return "none";
+#endif
+}
+
+std::string build_git_commit() { return DDPSCALE_GIT_COMMIT; }
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string system_report_json(const MpiContext& mpi) {
+  const auto inventory = query_gpu_inventory();
+  JsonWriter json;
+  json.begin_object();
+  json.field("tool", std::string("ddpscale ") + DDPSCALE_VERSION).field("git_commit", DDPSCALE_GIT_COMMIT);
+  json.field("date_utc", utc_now_iso8601());
+  json.key("ranks").begin_object().field("world_size", mpi.size()).field("local_rank_source", mpi.local_rank_source());
+  json.key("hosts").begin_array();
+  for (const auto& host : mpi.hostnames()) json.value(host);
+  json.end_array().end_object();
+  json.field("cpu_count", static_cast<int64_t>(std::thread::hardware_concurrency()));
+  json.key("versions").begin_object();
+  json.field("libtorch", torch_version()).field("cuda", cuda_version()).field("nccl", nccl_version());
+  json.field("mpi", mpi.library_version()).field("hdf5", hdf5_library_version());
+  json.end_object();
+  json.key("gpus").begin_object();
+  json.field("cuda_build", inventory.cuda_built).field("driver", inventory.driver_version);
+  if (!inventory.error.empty()) json.field("note", inventory.error);
+  json.key("devices").begin_array();
+  for (const auto& d : inventory.devices)
+    json.begin_object().field("index", d.index).field("name", d.name)
+        .field("memory_bytes", static_cast<int64_t>(d.memory_bytes)).field("pci_bus_id", d.pci_bus_id).end_object();
+  json.end_array();
+  json.key("links").begin_array();
+  for (const auto& l : inventory.links) {
+    json.begin_object().field("a", l.a).field("b", l.b).field("path", l.path);
+    // NVML cannot always match NVLink ends (e.g. in VMs with remapped PCI ids): no count then.
+    if (l.nvlinks > 0) json.field("nvlinks", l.nvlinks);
+    json.field("peer_access", l.peer_access).end_object();
+  }
+  json.end_array().end_object();
+  json.key("nccl_variables").begin_object();
+  for (const auto& [key, value] : nccl_variables_in_effect()) json.field(key, value);
+  json.end_object();
+  json.end_object();
+  return json.str();
+}
+
+StudyMetadata collect_study_metadata(const MpiContext& mpi, const std::string& command_line) {
+  const auto inventory = query_gpu_inventory();
+  StudyMetadata meta;
+  meta.tool_version = DDPSCALE_VERSION;
+  meta.git_commit = DDPSCALE_GIT_COMMIT;
+  meta.command_line = command_line;
+  meta.created_utc = utc_now_iso8601();
+  meta.hostnames = mpi.hostnames();
+  for (const auto& d : inventory.devices) meta.gpu_names.push_back(d.name);
+  meta.gpu_driver = inventory.driver_version;
+  meta.cuda_version = inventory.cuda_built ? inventory.cuda_runtime_version : "none";
+  meta.nccl_version = nccl_version();
+  meta.mpi_version = mpi.library_version();
+  meta.torch_version = torch_version();
+  meta.hdf5_version = hdf5_library_version();
+  meta.link_topology = describe_links(inventory);
+  meta.nccl_variables = nccl_variables_in_effect();
+  return meta;
+}
+
+}  // namespace ddpscale

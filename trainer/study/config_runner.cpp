@@ -1,0 +1,212 @@
+#include "study/config_runner.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "check.hpp"
+#include "device_sampler.hpp"
+#include "engine/initial_model.hpp"
+#include "mpi_context.hpp"
+#include "study/timing_exchange.hpp"
+#include "engine/training_session.hpp"
+#ifdef DDPSCALE_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
+namespace ddpscale {
+namespace {
+
+void reset_peak_memory(const DeviceChoice& device) {
+#ifdef DDPSCALE_CUDA
+  if (!device.cuda) return;
+  // The caching allocator knows a device only after its first allocation there.
+  torch::empty({1}, torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.device_index)));
+  c10::cuda::CUDACachingAllocator::resetPeakStats(device.device_index);
+#else
+  (void)device;
+#endif
+}
+
+int64_t peak_memory_bytes(const DeviceChoice& device) {
+#ifdef DDPSCALE_CUDA
+  if (device.cuda) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.device_index);
+    return stats.allocated_bytes[0].peak;  // index 0: aggregate over pool types
+  }
+#else
+  (void)device;
+#endif
+  return 0;
+}
+
+// The first measured step whose loss is not finite, or -1.
+int first_non_finite(const std::vector<float>& losses) {
+  for (size_t i = 0; i < losses.size(); ++i)
+    if (!std::isfinite(losses[i])) return static_cast<int>(i);
+  return -1;
+}
+
+// Replicas must be bit-identical after a run; anything else is a broken reduction.
+// Returns "" when every rank's checksum is finite and equals rank 0's, else what is wrong
+// and on which ranks (the same text on every rank).
+std::string replicas_disagree(const MpiGroup& group, std::pair<double, double> checksum) {
+  const double mine[2] = {checksum.first, checksum.second};
+  std::vector<double> all(static_cast<size_t>(group.size()) * 2);
+  DDPSCALE_MPI_CHECK(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, group.handle()));
+  std::string not_finite, differing;
+  for (int r = 0; r < group.size(); ++r) {
+    const double* theirs = &all[static_cast<size_t>(r) * 2];
+    if (!std::isfinite(theirs[0]) || !std::isfinite(theirs[1]))
+      not_finite += (not_finite.empty() ? "" : ", ") + std::to_string(r);
+    else if (r > 0 && std::memcmp(theirs, &all[0], 2 * sizeof(double)) != 0)
+      differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (!not_finite.empty()) return "parameters not finite after the run on rank(s) " + not_finite;
+  if (differing.empty()) return "";
+  char sums[96];
+  std::snprintf(sums, sizeof(sums), " (parameter sum %.17g on rank 0)", all[0]);
+  return "replicas diverged: the parameter checksum of rank(s) " + differing + " differs from rank 0's after the run" +
+         sums;
+}
+
+// Fault injection for the reliability tests (docs/reliability.md), read here and nowhere
+// else: DDPSCALE_FAULT_PERTURB_RANK=R adds 1 to one parameter of group rank R after the
+// first run's steps, before the checksum, as a broken reduction would leave it. Unset in
+// every real measurement; a set value is announced on stderr so it cannot go unnoticed.
+int fault_perturb_rank() {
+  static const int rank = [] {
+    const char* value = std::getenv("DDPSCALE_FAULT_PERTURB_RANK");
+    if (value == nullptr || *value == '\0') return -1;
+    char* end = nullptr;
+    const long parsed = std::strtol(value, &end, 10);
+    if (*end != '\0' || parsed < 0) {
+      std::fprintf(stderr, "ddpscale: DDPSCALE_FAULT_PERTURB_RANK='%s' is not a rank; ignored\n", value);
+      return -1;
+    }
+    std::fprintf(stderr, "ddpscale: fault injection: DDPSCALE_FAULT_PERTURB_RANK=%ld perturbs that rank's parameters "
+                         "after run 0\n", parsed);
+    return static_cast<int>(parsed);
+  }();
+  return rank;
+}
+
+void perturb_parameters(TrainingSession& session) {
+  torch::NoGradGuard no_grad;
+  auto parameters = session.parameters();
+  if (!parameters.empty()) parameters.front().view(-1)[0].add_(1.0);
+}
+
+// A run that ran out of memory says which batch did it, so the study's record shows the
+// limit (the configuration's record carries the rest of its settings).
+std::string describe_failure(std::string what, const TrainOptions& options, int world) {
+  const auto newline = what.find('\n');  // c10 errors carry a backtrace after the first line
+  if (newline != std::string::npos) what.resize(newline);
+  const bool out_of_memory = what.find("out of memory") != std::string::npos ||
+                             what.find("not enough memory") != std::string::npos ||
+                             what.find("can't allocate memory") != std::string::npos ||
+                             what.find("std::bad_alloc") != std::string::npos;
+  if (out_of_memory)
+    what = "out of memory at batch " + std::to_string(batch_per_rank(options, world)) + " per rank (global " +
+           std::to_string(global_batch(options, world)) + "): " + what;
+  return what;
+}
+
+}  // namespace
+
+static torch::Device torch_device_of(const DeviceChoice& device) {
+  return device.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.device_index))
+                     : torch::Device(torch::kCPU);
+}
+
+std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, const DeviceChoice& device) {
+  return std::make_shared<InitialModel>(options.model, model_options_from(options), options.seed,
+                                        torch_device_of(device));
+}
+
+// Every 10 ms: enough readings in a window of 100 steps of 1 ms, and a thread that wakes this
+// seldom costs the host-bound step nothing measurable.
+ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
+                                     const DeviceChoice& device, std::shared_ptr<InitialModel> model)
+    : options_(options),
+      group_(group),
+      comm_(comm),
+      device_(device),
+      model_(model ? std::move(model) : make_initial_model(options, device)),
+      sampler_(std::make_unique<DeviceSampler>(device.cuda ? nvml_probe(device.device_index) : SampleProbe{},
+                                               std::chrono::milliseconds(10))) {
+  record_.params = config_params(options, group.size(),
+                                 describe_model(options.model, model_options_from(options)).parameters, device.cuda);
+  record_.id = config_id(record_.params);
+}
+
+ConfigurationRuns::~ConfigurationRuns() = default;
+
+void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
+  const int k = next_++;
+  RunRecord run;
+  run.index = k;
+  run.seed = options_.seed + static_cast<uint64_t>(k);
+  run.start_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  RankTimings timings;
+  timings.rank = group_.rank();
+  std::string failure;
+  std::pair<double, double> checksum{0, 0};
+  reset_peak_memory(device_);
+  try {
+    SessionSetup setup;
+    setup.options = engine_options(options_, group_.size(), k);
+    setup.run_index = k;
+    setup.rank = group_.rank();
+    setup.world_size = group_.size();
+    setup.device = torch_device_of(device_);
+    setup.comm = comm_;
+    setup.sampler = sampler_->enabled() ? sampler_.get() : nullptr;
+    setup.initial_model = model_.get();
+    TrainingSession session(setup);
+    session.run(timings, run.loss);
+    if (k == 0 && fault_perturb_rank() == group_.rank()) perturb_parameters(session);
+    checksum = session.parameter_checksum();
+    const int bad = first_non_finite(run.loss);
+    if (bad >= 0) {
+      const float value = run.loss[static_cast<size_t>(bad)];
+      failure = std::string("non-finite loss (") + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
+                ") at measured step " + std::to_string(bad);
+    }
+  } catch (const std::bad_alloc&) {
+    failure = describe_failure("std::bad_alloc", options_, group_.size());
+  } catch (const std::exception& e) {
+    failure = describe_failure(e.what(), options_, group_.size());
+  }
+  timings.peak_memory_bytes = peak_memory_bytes(device_);
+
+  if (any_rank_failed(group_, !failure.empty(), failure)) {
+    run.status = RunStatus::failed;
+    run.failure = failure;
+  } else if (const std::string diverged = replicas_disagree(group_, checksum); !diverged.empty()) {
+    run.status = RunStatus::failed;
+    run.failure = diverged;
+  }
+  auto all = gather_rank_timings(group_, timings);
+  const double slowest_wall = max_over_group(group_, timings.wall_seconds);
+  if (run.status == RunStatus::ok && slowest_wall > 0)
+    run.samples_per_second = static_cast<double>(record_.params.global_batch) * options_.steps / slowest_wall;
+  if (group_.rank() == 0) {
+    run.ranks = std::move(all);
+    if (on_run_done) on_run_done(run);
+    record_.runs.push_back(std::move(run));
+  }
+}
+
+ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
+                               const DeviceChoice& device, const RunDoneCallback& on_run_done) {
+  ConfigurationRuns runs(options, group, comm, device);
+  runs.run_remaining(on_run_done);
+  return runs.take_record();
+}
+
+}  // namespace ddpscale

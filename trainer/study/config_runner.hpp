@@ -1,0 +1,59 @@
+// Runs the runs of one configuration on a group of ranks and assembles its record:
+// rank 0 ends up with all ranks' timings; failures (an exception on any rank, a
+// non-finite loss, replicas that diverged) mark that run failed instead of ending the study.
+#pragma once
+#include <functional>
+#include <memory>
+
+#include "communicator.hpp"
+#include "launch/device_choice.hpp"
+#include "run_record.hpp"
+#include "study/train_options.hpp"
+
+namespace ddpscale {
+
+class DeviceSampler;
+class InitialModel;
+class MpiGroup;
+
+using RunDoneCallback = std::function<void(const RunRecord&)>;
+
+// The runs of one configuration, one at a time, so a sweep can interleave the runs of a
+// 1-rank configuration and its N-rank twin. Collective over `group` (the configuration's
+// ranks); comm is null for world size 1. `model` may be shared by twins (same model, options
+// and seed, so the same initial parameters); null: the configuration builds its own.
+class ConfigurationRuns {
+ public:
+  ConfigurationRuns(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
+                    const DeviceChoice& device, std::shared_ptr<InitialModel> model = nullptr);
+  ~ConfigurationRuns();
+  ConfigurationRuns(const ConfigurationRuns&) = delete;
+  ConfigurationRuns& operator=(const ConfigurationRuns&) = delete;
+
+  void run_next(const RunDoneCallback& on_run_done);  // collective over the group
+  void run_remaining(const RunDoneCallback& on_run_done) {
+    while (!done()) run_next(on_run_done);
+  }
+  bool done() const { return next_ >= options_.runs; }
+  // Complete on the group's rank 0 once done().
+  ConfigRecord take_record() { return std::move(record_); }
+
+ private:
+  TrainOptions options_;
+  const MpiGroup& group_;
+  Communicator* comm_;
+  DeviceChoice device_;
+  std::shared_ptr<InitialModel> model_;
+  std::unique_ptr<DeviceSampler> sampler_;
+  ConfigRecord record_;
+  int next_ = 0;
+};
+
+// The model a configuration's runs start from (trainer/engine/initial_model.hpp).
+std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, const DeviceChoice& device);
+
+// All runs of one configuration in order.
+ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
+                               const DeviceChoice& device, const RunDoneCallback& on_run_done);
+
+}  // namespace ddpscale

@@ -1,0 +1,449 @@
+#include "study/sweep_runner.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "check.hpp"
+#include "launch/cli_util.hpp"
+#include "commbench.hpp"
+#include "study/config_runner.hpp"
+#include "launch/device_choice.hpp"
+#include "launch/launch_prologue.hpp"
+#include "engine/initial_model.hpp"
+#include "model_registry.hpp"
+#include "mpi_context.hpp"
+#include "run_store.hpp"
+#include "study/run_summary.hpp"
+#include "study_analysis.hpp"
+#include "launch/system_report.hpp"
+#include "study/train_options.hpp"
+#include "engine/training_session.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ddpscale {
+namespace {
+
+// SIGINT/SIGTERM (Ctrl-C, scancel, pre-emption): the current configuration is abandoned and
+// the process exits 130 at once. It has to be at once: mpirun answers its own SIGINT/SIGTERM
+// by sending the ranks SIGTERM and, one second later (odls_base_sigkill_timeout), SIGKILL.
+// Nothing of an unfinished configuration is on disk (rank 0 writes a configuration's file
+// only when all its runs are done, under a temporary name), so leaving is clean; only while
+// rank 0 writes a file is the exit put off until the file is complete (StoringGuard).
+std::atomic<int> g_stop_signal{0};
+std::atomic<bool> g_storing{false};
+std::atomic<bool> g_print_interruption{false};  // rank 0 says it, once for the job
+
+// Async-signal-safe: write(2) and _exit only.
+void exit_interrupted() {
+  if (g_print_interruption.load()) {
+    char text[200] = "\n[sweep] interrupted by signal ";
+    size_t n = std::strlen(text);
+    int signal_number = g_stop_signal.load();
+    char digits[12];
+    size_t d = 0;
+    do {
+      digits[d++] = static_cast<char>('0' + signal_number % 10);
+      signal_number /= 10;
+    } while (signal_number > 0 && d < sizeof(digits));
+    while (d > 0) text[n++] = digits[--d];
+    const char* rest = ": finished configurations are kept; run again with --resume to continue\n";
+    const size_t rest_length = std::strlen(rest);
+    std::memcpy(text + n, rest, rest_length);
+    n += rest_length;
+    ssize_t ignored = write(STDERR_FILENO, text, n);
+    (void)ignored;
+  }
+  _exit(130);
+}
+
+extern "C" void request_stop(int signal_number) {
+  g_stop_signal.store(signal_number);
+  if (!g_storing.load()) exit_interrupted();
+}
+
+void install_stop_handlers(bool leader) {
+  g_print_interruption.store(leader);
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  sigemptyset(&action.sa_mask);
+  for (int signal_number : {SIGINT, SIGTERM})
+    if (sigaction(signal_number, &action, nullptr) != 0)
+      fatal_error(std::string("sigaction(") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") + ")",
+                  std::strerror(errno), __FILE__, __LINE__);
+}
+
+// While alive, a stop signal waits; at its end, a signal that came meanwhile exits.
+class StoringGuard {
+ public:
+  StoringGuard() { g_storing.store(true); }
+  ~StoringGuard() {
+    g_storing.store(false);
+    if (g_stop_signal.load() != 0) exit_interrupted();
+  }
+  StoringGuard(const StoringGuard&) = delete;
+  StoringGuard& operator=(const StoringGuard&) = delete;
+};
+
+// A barrier that sleeps while it waits: ranks idle during a world-size-1 configuration
+// must not spin on a core that the measured rank needs (on CPU they share the cores).
+void sleepy_barrier(const MpiGroup& world) {
+  MPI_Request request;
+  DDPSCALE_MPI_CHECK(MPI_Ibarrier(world.handle(), &request));
+  for (;;) {
+    int done = 0;
+    DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    usleep(200);
+  }
+}
+
+// HDF5's messages can carry a newline (the ctime() of a failed write); the user gets one line.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+// Rank 0 decides, every rank learns the verdict: an empty string means "go on".
+std::string broadcast_verdict(const MpiGroup& world, std::string verdict) {
+  int length = static_cast<int>(verdict.size());
+  DDPSCALE_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, world.handle()));
+  verdict.resize(static_cast<size_t>(length));
+  DDPSCALE_MPI_CHECK(MPI_Bcast(verdict.data(), length, MPI_CHAR, 0, world.handle()));
+  return verdict;
+}
+
+NcclProfile select_profile(const SweepSpec& spec, const std::string& requested) {
+  if (spec.nccl_profiles.empty()) {
+    if (!requested.empty() && requested != "default")
+      throw UsageError("--nccl-profile " + requested + ": " + spec.path + " defines no NCCL profiles");
+    return NcclProfile{};
+  }
+  if (requested.empty()) {
+    if (spec.nccl_profiles.size() == 1) return spec.nccl_profiles.front();
+    std::string names;
+    for (const auto& p : spec.nccl_profiles) names += (names.empty() ? "" : ", ") + p.name;
+    throw UsageError(spec.path + " defines " + std::to_string(spec.nccl_profiles.size()) + " NCCL profiles (" + names +
+                     "); NCCL reads its environment once per process, so each profile is its own launch: pass "
+                     "--nccl-profile NAME, or run scripts/sweep-nccl-profiles.sh " + spec.path + " OUT");
+  }
+  for (const auto& p : spec.nccl_profiles)
+    if (p.name == requested) return p;
+  throw UsageError("--nccl-profile " + requested + " is not defined in " + spec.path);
+}
+
+void validate_configs(const std::vector<SweepConfig>& configs, int launched, bool on_cuda) {
+  for (const auto& c : configs) {
+    try {
+      describe_model(c.options.model, model_options_from(c.options));
+      validate_train_options(c.options, launched, on_cuda);
+    } catch (const std::exception& e) {
+      throw UsageError("configuration " + c.options.model + " batch " + std::to_string(c.options.batch) + " world " +
+                       std::to_string(c.options.world_size) + ": " + e.what());
+    }
+  }
+}
+
+std::string config_file(const SweepOptions& options, const std::string& id) {
+  return (fs::path(options.out_dir) / (id + ".h5")).string();
+}
+
+ConfigParams params_of(const SweepConfig& c, bool on_cuda) {
+  ConfigParams p = config_params(c.options, c.options.world_size,
+                                 describe_model(c.options.model, model_options_from(c.options)).parameters, on_cuda);
+  p.nccl_profile = c.nccl_profile;
+  return p;
+}
+
+// Rank 0: which configurations are already complete, or why the output folder is refused.
+std::string plan_output(const SweepOptions& options, const std::vector<SweepConfig>& configs, bool on_cuda,
+                        std::vector<int>& skip) {
+  skip.assign(configs.size(), 0);
+  std::error_code ec;
+  const bool exists = fs::exists(options.out_dir, ec);
+  if (exists && !fs::is_directory(options.out_dir, ec))
+    return "--out " + options.out_dir + " exists and is not a directory";
+  const bool has_results = exists && (fs::exists(fs::path(options.out_dir) / "study.h5") ||
+                                      !list_config_files(options.out_dir).empty());
+  if (has_results && !options.resume && !options.overwrite)
+    return "--out " + options.out_dir + " already holds a study; pass --resume to continue it or --overwrite to "
+           "replace it (nothing was changed)";
+  fs::create_directories(options.out_dir, ec);
+  if (ec) return "--out " + options.out_dir + ": cannot create the directory: " + ec.message();
+  if (access(options.out_dir.c_str(), W_OK) != 0) return "--out " + options.out_dir + ": directory is not writable";
+  // The folder holds results only: a writer killed outright leaves an unfinished file.
+  try {
+    remove_unfinished_writes(options.out_dir);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  if (!options.resume || options.overwrite) return "";
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const ConfigParams params = params_of(configs[i], on_cuda);
+    const std::string path = config_file(options, config_id(params));
+    if (!fs::exists(path)) continue;
+    if (!config_file_matches(path, params))
+      return path + " was written with different settings than " + options.spec_path +
+             " now asks for; pass --overwrite to measure it again, or use another --out";
+    skip[i] = 1;
+  }
+  return "";
+}
+
+class Progress {
+ public:
+  Progress(size_t total_configs, size_t total_runs)
+      : total_configs_(total_configs), total_runs_(total_runs), start_(std::chrono::steady_clock::now()),
+        tty_(isatty(STDERR_FILENO) != 0) {}
+
+  void run_done() {
+    ++runs_;
+    if (tty_) print('\r');
+  }
+  void config_done(const std::string& id, const std::string& note) {
+    ++configs_;
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+    print('\n', id + " " + note);
+  }
+  void skipped(size_t runs) {
+    ++configs_;
+    runs_ += runs;
+  }
+
+ private:
+  void print(char end, const std::string& what = "") {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double done = static_cast<double>(runs_ - skipped_runs_at_start_);
+    const double left = static_cast<double>(total_runs_ - runs_);
+    const double eta = done > 0 ? elapsed / done * left : 0;
+    std::fprintf(stderr, "[sweep] configs %zu/%zu  runs %zu/%zu  elapsed %s  eta %s%s%s%c", configs_, total_configs_,
+                 runs_, total_runs_, clock(elapsed).c_str(), done > 0 ? clock(eta).c_str() : "?",
+                 what.empty() ? "" : "  ", what.c_str(), end);
+    std::fflush(stderr);
+  }
+  static std::string clock(double seconds) {
+    char text[32];
+    const long s = static_cast<long>(seconds);
+    std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    return text;
+  }
+
+ public:
+  void mark_resume_point() { skipped_runs_at_start_ = runs_; }
+
+ private:
+  size_t total_configs_, total_runs_;
+  size_t configs_ = 0, runs_ = 0, skipped_runs_at_start_ = 0;
+  std::chrono::steady_clock::time_point start_;
+  bool tty_;
+};
+
+CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
+  CommBenchOptions options;
+  options.min_bytes = 1024;
+  options.max_bytes = size_t(64) << 20;
+  options.factor = 4;
+  CommBenchTable table;
+  for (const auto& row : run_commbench(comm, group, options)) {
+    table.bytes.push_back(static_cast<double>(row.bytes));
+    table.time_us.push_back(row.time_us);
+    table.algbw_gbs.push_back(row.algbw_gbs);
+    table.busbw_gbs.push_back(row.busbw_gbs);
+  }
+  return table;
+}
+
+// A 1-rank configuration and an N-rank one that the report compares (study_analysis's
+// twin_key) and that start from the same model: the pair a sweep may interleave.
+bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda) {
+  const TrainOptions& x = a.options;
+  const TrainOptions& y = b.options;
+  if ((x.world_size == 1) == (y.world_size == 1) || x.runs != y.runs || x.seed != y.seed) return false;
+  return twin_key(params_of(a, on_cuda)) == twin_key(params_of(b, on_cuda));
+}
+
+// --dry-run: what the spec expands to, in the order it would run, and how much training
+// that is (steps are per rank; every configuration also builds its model once).
+void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda) {
+  std::printf("# %s: %zu configurations in run order\n", spec.name.c_str(), configs.size());
+  std::printf("%-4s %-72s %5s %8s %9s\n", "#", "configuration", "runs", "steps", "samples");
+  long long total_runs = 0, total_steps = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const TrainOptions& o = configs[i].options;
+    const long long steps = static_cast<long long>(o.runs) * (o.warmup + o.steps);
+    const ConfigParams p = config_params(o, o.world_size, 0, on_cuda);
+    std::printf("%-4zu %-72s %5d %8lld %9lld\n", i + 1, config_id(p).c_str(), o.runs, steps,
+                steps * static_cast<long long>(p.global_batch));
+    total_runs += o.runs;
+    total_steps += steps;
+  }
+  std::printf("# total: %lld runs, %lld steps (warm-up included)\n", total_runs, total_steps);
+  if (spec.interleave_runs)
+    std::printf("# interleave_runs: each 1-rank configuration and its N-rank twin next to it alternate run by "
+                "run (A B B A ...)\n");
+}
+
+}  // namespace
+
+int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options) {
+  const bool leader = mpi.rank() == 0;
+  std::vector<SweepConfig> configs;
+  std::string usage_error;
+  try {
+    const NcclProfile profile = select_profile(spec, options.nccl_profile);
+    apply_nccl_profile(profile);
+    configs = expand_sweep(spec, profile.name);
+    validate_configs(configs, mpi.size(), device.cuda);
+  } catch (const std::exception& e) {
+    usage_error = e.what();
+  }
+  if (any_rank_has_usage_error(mpi, "ddpscale sweep", usage_error)) return 2;
+  if (options.dry_run) {
+    if (leader) print_plan(spec, configs, device.cuda);
+    return 0;
+  }
+
+  std::vector<int> skip(configs.size(), 0);
+  std::string refusal;
+  if (leader) {
+    try {
+      refusal = plan_output(options, configs, device.cuda, skip);
+    } catch (const std::exception& e) {
+      refusal = one_line(e.what());
+    }
+  }
+  refusal = broadcast_verdict(mpi.world(), refusal);
+  if (!refusal.empty()) {
+    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", refusal.c_str());
+    return 2;
+  }
+  DDPSCALE_MPI_CHECK(MPI_Bcast(skip.data(), static_cast<int>(skip.size()), MPI_INT, 0, mpi.world().handle()));
+  install_stop_handlers(leader);
+
+  // One group and one communicator per world size, made once: creating an NCCL
+  // communicator costs far more than a configuration's short runs.
+  std::set<int> worlds;
+  for (const auto& c : configs) worlds.insert(c.options.world_size);
+  std::map<int, std::unique_ptr<MpiGroup>> groups;
+  std::map<int, std::unique_ptr<Communicator>> comms;
+  for (int w : worlds) {
+    groups[w] = mpi.world().split(mpi.rank() < w ? 0 : -1);
+    if (groups[w]) comms[w] = make_training_communicator(*groups[w], device);
+  }
+
+  const StudyMetadata metadata = collect_study_metadata(mpi, options.command_line);
+  std::string store_error;
+  const int widest = *worlds.rbegin();
+  // A resumed study keeps the study.h5 (and allreduce sweep) of its first launch: measure
+  // only when one will be written. Rank 0 looks, every rank learns.
+  int new_study = leader && (options.overwrite || !fs::exists(fs::path(options.out_dir) / kStudyFileName));
+  DDPSCALE_MPI_CHECK(MPI_Bcast(&new_study, 1, MPI_INT, 0, mpi.world().handle()));
+  CommBenchTable bench;
+  if (new_study && options.commbench && widest > 1 && groups[widest])
+    bench = quick_commbench(*comms[widest], *groups[widest]);
+  if (leader && new_study) {
+    StoringGuard storing;
+    try {
+      StudyMetadata with_spec = metadata;
+      with_spec.spec_text = spec.text;
+      write_study(options.out_dir, with_spec, bench);
+    } catch (const std::exception& e) {
+      store_error = one_line(e.what());
+    }
+  }
+  store_error = broadcast_verdict(mpi.world(), store_error);
+  if (!store_error.empty()) {
+    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", store_error.c_str());
+    return 1;
+  }
+
+  size_t total_runs = 0;
+  for (const auto& c : configs) total_runs += static_cast<size_t>(c.options.runs);
+  Progress progress(configs.size(), total_runs);
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (skip[i]) progress.skipped(static_cast<size_t>(configs[i].options.runs));
+  progress.mark_resume_point();
+  if (leader)
+    std::fprintf(stderr, "[sweep] %s: %zu configurations (%zu already done), %zu runs, profile %s, out %s\n",
+                 spec.name.c_str(), configs.size(), static_cast<size_t>(std::count(skip.begin(), skip.end(), 1)),
+                 total_runs, configs.empty() ? "default" : configs.front().nccl_profile.c_str(), options.out_dir.c_str());
+
+  std::vector<std::string> without_ok_run;  // rank 0: configurations whose every run failed
+  // Rank 0 stores a finished configuration; returns its summary line for the progress output.
+  const auto store = [&](const SweepConfig& config, ConfigRecord record) {
+    record.params.nccl_profile = config.nccl_profile;
+    record.params.nccl_variables = nccl_variables_in_effect();
+    record.id = config_id(record.params);
+    record.git_commit = build_git_commit();
+    record.finished_utc = utc_now_iso8601();
+    StoringGuard storing;
+    const bool any_ok = std::any_of(record.runs.begin(), record.runs.end(),
+                                    [](const RunRecord& run) { return run.status == RunStatus::ok; });
+    if (!any_ok) without_ok_run.push_back(record.id);
+    try {
+      write_config(options.out_dir, record);
+      return config_summary_line(record);
+    } catch (const std::exception& e) {
+      store_error = one_line(e.what());
+      return std::string();
+    }
+  };
+  const auto on_run_done = [&](const RunRecord&) { progress.run_done(); };
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (skip[i]) continue;
+    // With interleave_runs, a 1-rank configuration and its N-rank twin next to it alternate
+    // run by run (A B B A ...), so a drift of the machine moves both halves of the speedup.
+    const bool interleave = spec.interleave_runs && i + 1 < configs.size() && !skip[i + 1] &&
+                            run_twins(configs[i], configs[i + 1], device.cuda);
+    const size_t members = interleave ? 2 : 1;
+    std::vector<std::unique_ptr<ConfigurationRuns>> runs(members);
+    std::shared_ptr<InitialModel> shared_model;  // twins start from the same parameters: one copy
+    for (size_t m = 0; m < members; ++m) {
+      const TrainOptions& o = configs[i + m].options;
+      if (!groups[o.world_size]) continue;
+      if (!shared_model) shared_model = make_initial_model(o, device);
+      runs[m] = std::make_unique<ConfigurationRuns>(o, *groups[o.world_size], comms[o.world_size].get(), device,
+                                                    shared_model);
+    }
+    if (interleave) {
+      for (int k = 0; k < configs[i].options.runs; ++k)
+        for (size_t j = 0; j < 2; ++j) {
+          const size_t m = k % 2 == 0 ? j : 1 - j;
+          if (runs[m]) runs[m]->run_next(on_run_done);
+          sleepy_barrier(mpi.world());  // the other twin's ranks wait for this run
+        }
+    } else if (runs[0]) {
+      runs[0]->run_remaining(on_run_done);
+    }
+    for (size_t m = 0; m < members; ++m) {
+      const std::string note = runs[m] && leader ? store(configs[i + m], runs[m]->take_record()) : "";
+      sleepy_barrier(mpi.world());
+      store_error = broadcast_verdict(mpi.world(), store_error);
+      if (!store_error.empty()) {
+        if (leader) std::fprintf(stderr, "\nddpscale sweep: %s\n", store_error.c_str());
+        return 1;
+      }
+      if (leader) progress.config_done(config_id(params_of(configs[i + m], device.cuda)), note);
+    }
+    i += members - 1;
+  }
+  if (leader) std::fprintf(stderr, "[sweep] done: %zu configurations in %s\n", configs.size(), options.out_dir.c_str());
+  if (leader && !without_ok_run.empty()) {
+    std::fprintf(stderr, "[sweep] %zu configuration(s) have no successful run (their failures are stored; "
+                         "`ddpscale report` lists them), e.g. %s\n", without_ok_run.size(), without_ok_run.front().c_str());
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,285 @@
+#include "study/sweep_spec.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ddpscale {
+namespace {
+
+class SpecReader {
+ public:
+  explicit SpecReader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
+    std::ostringstream message;
+    message << path_;
+    if (node.IsDefined() && node.Mark().line >= 0) message << ":" << node.Mark().line + 1;
+    message << ": key '" << key << "': " << what;
+    throw SpecError(message.str());
+  }
+
+  template <typename T>
+  T scalar(const YAML::Node& node, const std::string& key, const char* expected) const {
+    if (!node.IsScalar()) fail(node, key, std::string("expected ") + expected);
+    try {
+      return node.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(node, key, std::string("expected ") + expected + ", got '" + node.Scalar() + "'");
+    }
+  }
+
+  // A scalar or a list of scalars, as a list.
+  template <typename T>
+  std::vector<T> list(const YAML::Node& node, const std::string& key, const char* expected) const {
+    std::vector<T> values;
+    if (node.IsSequence()) {
+      for (const auto& item : node) values.push_back(scalar<T>(item, key, expected));
+    } else {
+      values.push_back(scalar<T>(node, key, expected));
+    }
+    if (values.empty()) fail(node, key, "must not be empty");
+    return values;
+  }
+
+  template <typename T>
+  T positive(const YAML::Node& node, const std::string& key) const {
+    const T value = scalar<T>(node, key, "a positive number");
+    if (!(value > 0)) fail(node, key, "must be positive, got " + node.Scalar());
+    return value;
+  }
+
+ private:
+  std::string path_;
+};
+
+const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
+                                        "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
+                                        "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
+                                        "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
+                                        "allreduce_dtype", "interleave_runs"};
+
+void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
+  if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
+  for (const auto& entry : node) {
+    const auto name = entry.first.as<std::string>();
+    NcclProfile profile;
+    profile.name = name;
+    if (!entry.second.IsNull()) {
+      if (!entry.second.IsMap()) r.fail(entry.second, "nccl_profiles." + name, "expected a map of NCCL_* variables");
+      for (const auto& var : entry.second)
+        profile.variables[var.first.as<std::string>()] =
+            r.scalar<std::string>(var.second, "nccl_profiles." + name + "." + var.first.as<std::string>(), "a value");
+    }
+    try {
+      validate_nccl_profile(profile);
+    } catch (const NcclProfileError& e) {
+      r.fail(entry.second, "nccl_profiles." + name, e.what());
+    }
+    spec.nccl_profiles.push_back(profile);
+  }
+}
+
+std::vector<int64_t> positive_list(const SpecReader& r, const YAML::Node& node, const std::string& key) {
+  auto values = r.list<int64_t>(node, key, "positive integers");
+  for (int64_t v : values)
+    if (v <= 0) r.fail(node, key, "must be positive, got " + std::to_string(v));
+  return values;
+}
+
+// A precision or a list of them, each by its canonical name (canonical_dtype).
+std::vector<std::string> precision_list(const SpecReader& r, const YAML::Node& node, const std::string& key) {
+  std::vector<std::string> names;
+  for (const auto& name : r.list<std::string>(node, key, "float32 or bfloat16")) {
+    try {
+      names.push_back(canonical_dtype(name));
+    } catch (const std::exception&) {
+      r.fail(node, key, "'" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
+    }
+  }
+  return names;
+}
+
+void parse_overrides(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
+  if (!node.IsSequence()) r.fail(node, "overrides", "expected a list of {models: [...], runs/warmup/steps: N}");
+  for (const auto& item : node) {
+    if (!item.IsMap()) r.fail(item, "overrides", "each entry must be a map");
+    SpecOverride o;
+    for (const auto& kv : item) {
+      const auto key = kv.first.as<std::string>();
+      if (key == "models") o.models = r.list<std::string>(kv.second, "overrides.models", "model names");
+      else if (key == "runs") o.runs = r.positive<int>(kv.second, "overrides.runs");
+      else if (key == "steps") o.steps = r.positive<int>(kv.second, "overrides.steps");
+      else if (key == "warmup") o.warmup = r.scalar<int>(kv.second, "overrides.warmup", "an integer");
+      else if (key == "batch_sizes") o.batch_sizes = positive_list(r, kv.second, "overrides.batch_sizes");
+      else r.fail(kv.first, "overrides." + key, "unknown key (allowed: models, runs, warmup, steps, batch_sizes)");
+    }
+    if (o.models.empty()) r.fail(item, "overrides", "each entry needs 'models'");
+    spec.overrides.push_back(o);
+  }
+}
+
+}  // namespace
+
+SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
+  SweepSpec spec;
+  spec.path = path;
+  spec.text = text;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw SpecError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  SpecReader r(path);
+  if (!root.IsMap()) throw SpecError(path + ": expected a YAML map of keys (models, batch_sizes, ...)");
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    if (!kTopKeys.count(key)) r.fail(kv.first, key, "unknown key (see experiments/README.md for the keys)");
+  }
+  for (const char* required : {"models", "batch_sizes", "world_sizes"})
+    if (!root[required]) throw SpecError(path + ": key '" + required + "' is required");
+
+  auto& b = spec.base;
+  spec.name = root["name"] ? r.scalar<std::string>(root["name"], "name", "a string") : "study";
+  spec.models = r.list<std::string>(root["models"], "models", "model names");
+  spec.batch_sizes = positive_list(r, root["batch_sizes"], "batch_sizes");
+  for (const auto& world : r.list<int>(root["world_sizes"], "world_sizes", "positive integers")) {
+    if (world <= 0) r.fail(root["world_sizes"], "world_sizes", "must be positive, got " + std::to_string(world));
+    spec.world_sizes.push_back(world);
+  }
+  if (root["scaling"]) {
+    spec.scaling = r.list<std::string>(root["scaling"], "scaling", "weak or strong");
+    for (const auto& s : spec.scaling)
+      if (s != "weak" && s != "strong") r.fail(root["scaling"], "scaling", "'" + s + "' is not weak or strong");
+  }
+  if (root["runs"]) b.runs = r.positive<int>(root["runs"], "runs");
+  if (root["steps"]) b.steps = r.positive<int>(root["steps"], "steps");
+  if (root["warmup"]) {
+    b.warmup = r.scalar<int>(root["warmup"], "warmup", "an integer");
+    if (b.warmup < 0) r.fail(root["warmup"], "warmup", "must not be negative");
+  }
+  if (root["optimizer"]) {
+    b.optimizer = r.scalar<std::string>(root["optimizer"], "optimizer", "adam or sgd");
+    if (b.optimizer != "adam" && b.optimizer != "sgd") r.fail(root["optimizer"], "optimizer", "must be adam or sgd");
+  }
+  if (root["optimizer_impl"]) b.optimizer_impl = r.scalar<std::string>(root["optimizer_impl"], "optimizer_impl", "auto, libtorch or fused");
+  if (root["lr"]) b.lr = r.positive<double>(root["lr"], "lr");
+  if (root["gpu_busy_steps"]) {
+    b.gpu_busy_steps = r.scalar<int>(root["gpu_busy_steps"], "gpu_busy_steps", "an integer");
+    if (b.gpu_busy_steps < 0) r.fail(root["gpu_busy_steps"], "gpu_busy_steps", "must not be negative");
+  }
+  if (root["dtype"]) spec.dtypes = precision_list(r, root["dtype"], "dtype");
+  if (root["allreduce_dtype"]) spec.allreduce_dtypes = precision_list(r, root["allreduce_dtype"], "allreduce_dtype");
+  if (root["exec"]) {
+    spec.execs = r.list<std::string>(root["exec"], "exec", "eager or graph");
+    for (const auto& mode : spec.execs)
+      if (mode != "eager" && mode != "graph") r.fail(root["exec"], "exec", "'" + mode + "' is not eager or graph");
+  }
+  if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
+  if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
+  if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
+  if (root["first_bucket_mb"]) b.first_bucket_mb = r.positive<double>(root["first_bucket_mb"], "first_bucket_mb");
+  for (const char* key : {"seq_len", "features", "vocab", "classes"})
+    if (root[key]) {
+      const auto value = r.positive<int64_t>(root[key], key);
+      if (std::string(key) == "seq_len") b.seq_len = value;
+      if (std::string(key) == "features") b.features = value;
+      if (std::string(key) == "vocab") b.vocab = value;
+      if (std::string(key) == "classes") b.classes = value;
+    }
+  if (root["bucket_mb"]) {
+    spec.bucket_mb = r.list<double>(root["bucket_mb"], "bucket_mb", "positive numbers (MiB)");
+    for (double mb : spec.bucket_mb)
+      if (!(mb > 0)) r.fail(root["bucket_mb"], "bucket_mb", "must be positive");
+  }
+  if (root["overlap"]) spec.overlap = r.list<bool>(root["overlap"], "overlap", "true or false");
+  if (root["nccl_profiles"]) parse_nccl_profiles(r, root["nccl_profiles"], spec);
+  if (root["overrides"]) parse_overrides(r, root["overrides"], spec);
+  return spec;
+}
+
+SweepSpec load_sweep_spec(const std::string& path) {
+  // A directory opens as an empty stream and would read as an empty spec; say what it is.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found)
+    throw SpecError(path + ": cannot open the sweep spec (missing or unreadable)");
+  if (status.type() == std::filesystem::file_type::directory)
+    throw SpecError(path + ": is a directory, not a sweep spec (give the YAML file)");
+  errno = 0;
+  std::ifstream in(path);
+  if (!in)
+    throw SpecError(path + ": cannot open the sweep spec: " +
+                    (errno != 0 ? std::strerror(errno) : ec ? ec.message() : "unknown error"));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw SpecError(path + ": cannot read the sweep spec: " + std::strerror(errno));
+  return parse_sweep_spec(text.str(), path);
+}
+
+static std::vector<int64_t> batch_sizes_for(const SweepSpec& spec, const std::string& model) {
+  std::vector<int64_t> sizes = spec.batch_sizes;
+  for (const auto& o : spec.overrides)
+    if (!o.batch_sizes.empty() && std::find(o.models.begin(), o.models.end(), model) != o.models.end())
+      sizes = o.batch_sizes;
+  return sizes;
+}
+
+static void apply_overrides(const SweepSpec& spec, TrainOptions& options) {
+  for (const auto& o : spec.overrides) {
+    if (std::find(o.models.begin(), o.models.end(), options.model) == o.models.end()) continue;
+    if (o.runs > 0) options.runs = o.runs;
+    if (o.warmup >= 0) options.warmup = o.warmup;
+    if (o.steps > 0) options.steps = o.steps;
+  }
+}
+
+std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& nccl_profile) {
+  std::vector<SweepConfig> configs;
+  bool ascending = true;
+  for (const auto& model : spec.models)
+    for (const auto& scaling : spec.scaling)
+      for (const auto& dtype : spec.dtypes)
+        for (const auto& exec : spec.execs)
+          for (double bucket : spec.bucket_mb)
+            for (bool overlap : spec.overlap)
+              for (const auto& allreduce_dtype : spec.allreduce_dtypes)
+                for (int64_t batch : batch_sizes_for(spec, model)) {
+                  std::vector<int> worlds = spec.world_sizes;
+                  std::sort(worlds.begin(), worlds.end());
+                  if (!ascending) std::reverse(worlds.begin(), worlds.end());
+                  ascending = !ascending;
+                  for (int world : worlds) {
+                    // Overlap, buckets and the allreduce's precision mean nothing without communication:
+                    // one world-1 config per (model, scaling, dtype, exec, batch), measured with the
+                    // first bucket/overlap/allreduce values.
+                    if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front() ||
+                                       allreduce_dtype != spec.allreduce_dtypes.front()))
+                      continue;
+                    SweepConfig c;
+                    c.options = spec.base;
+                    c.options.model = model;
+                    c.options.scaling = scaling;
+                    c.options.dtype = dtype;
+                    c.options.exec = exec;
+                    c.options.bucket_mb = bucket;
+                    c.options.overlap = overlap;
+                    c.options.allreduce_dtype = allreduce_dtype;
+                    c.options.batch = batch;
+                    c.options.world_size = world;
+                    apply_overrides(spec, c.options);
+                    c.nccl_profile = nccl_profile;
+                    configs.push_back(c);
+                  }
+                }
+  return configs;
+}
+
+}  // namespace ddpscale

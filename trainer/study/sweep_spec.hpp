@@ -1,0 +1,65 @@
+// A study's grid, read from YAML: models x batch sizes x world sizes x the other
+// dimensions, expanded into the ordered list of configurations a sweep runs.
+// Every key is documented in experiments/README.md.
+#pragma once
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nccl_profile.hpp"
+#include "study/train_options.hpp"
+
+namespace ddpscale {
+
+// "spec.yaml:12: key 'batch_sizes': expected a list of positive integers".
+class SpecError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Values that replace the study's for some models (e.g. fewer steps for the largest sizes).
+struct SpecOverride {
+  std::vector<std::string> models;
+  int runs = -1, warmup = -1, steps = -1;  // -1 = keep
+  std::vector<int64_t> batch_sizes;         // empty = keep
+};
+
+struct SweepSpec {
+  std::string path;
+  std::string text;  // the file as read, stored with the study
+  std::string name;
+  std::vector<std::string> models;
+  std::vector<int64_t> batch_sizes;
+  std::vector<int> world_sizes;
+  std::vector<std::string> scaling = {"weak"};
+  std::vector<double> bucket_mb = {25.0};
+  std::vector<bool> overlap = {true};
+  std::vector<std::string> dtypes = {"float32"};  // canonical names (canonical_dtype)
+  std::vector<std::string> execs = {"eager"};     // eager | graph
+  std::vector<std::string> allreduce_dtypes = {"float32"};  // canonical names; world size 1 runs the first only
+  std::vector<NcclProfile> nccl_profiles;  // empty = the default profile only
+  // Run a 1-rank configuration and its N-rank twin next to it in alternation (A B B A ...)
+  // instead of one after the other: a machine whose speed drifts then moves both halves of
+  // the speedup alike (docs/methodology.md, "Order of a study").
+  bool interleave_runs = false;
+  TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
+  std::vector<SpecOverride> overrides;
+};
+
+// Throws SpecError naming file, line and key for a missing/unreadable file, YAML syntax
+// errors, unknown keys, wrong types and bad values.
+SweepSpec load_sweep_spec(const std::string& path);
+SweepSpec parse_sweep_spec(const std::string& text, const std::string& path_for_messages);
+
+struct SweepConfig {
+  TrainOptions options;        // world_size set
+  std::string nccl_profile;    // profile name
+};
+
+// The grid in run order. Order: for each model, batch size and the other dimensions, the
+// world sizes run in alternating direction from one batch size to the next (1,2 then
+// 2,1: an ABBA pattern), so a slow drift of the machine does not line up with one world size.
+std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& nccl_profile);
+
+}  // namespace ddpscale

@@ -1,0 +1,96 @@
+#include "study/timing_exchange.hpp"
+
+#include <algorithm>
+
+#include "check.hpp"
+#include "mpi_context.hpp"
+
+namespace ddpscale {
+
+// Flattens one rank's timings into floats: [phases x steps][3 NVML series][GPU busy]. The sizes go
+// first, in their own small message, so the receiver knows how to cut the floats.
+static std::vector<float> flatten(const RankTimings& t, std::vector<int64_t>& sizes) {
+  std::vector<float> flat;
+  sizes.clear();
+  for (const auto& series : t.phase_us) {
+    sizes.push_back(static_cast<int64_t>(series.size()));
+    flat.insert(flat.end(), series.begin(), series.end());
+  }
+  for (const auto* series : {&t.gpu_utilization_pct, &t.gpu_memory_used_mib, &t.gpu_power_w, &t.gpu_busy_us}) {
+    sizes.push_back(static_cast<int64_t>(series->size()));
+    flat.insert(flat.end(), series->begin(), series->end());
+  }
+  return flat;
+}
+
+static RankTimings unflatten(int rank, const std::vector<float>& flat, const std::vector<int64_t>& sizes,
+                             double wall_seconds, int64_t peak_memory) {
+  RankTimings t;
+  t.rank = rank;
+  t.wall_seconds = wall_seconds;
+  t.peak_memory_bytes = peak_memory;
+  size_t offset = 0, index = 0;
+  auto take = [&](std::vector<float>& out) {
+    const auto n = static_cast<size_t>(sizes[index++]);
+    out.assign(flat.begin() + static_cast<long>(offset), flat.begin() + static_cast<long>(offset + n));
+    offset += n;
+  };
+  for (auto& series : t.phase_us) take(series);
+  take(t.gpu_utilization_pct);
+  take(t.gpu_memory_used_mib);
+  take(t.gpu_power_w);
+  take(t.gpu_busy_us);
+  return t;
+}
+
+std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTimings& mine) {
+  constexpr int kSeries = kPhaseCount + 4;
+  std::vector<int64_t> sizes;
+  std::vector<float> flat = flatten(mine, sizes);
+  if (group.size() == 1) return {unflatten(0, flat, sizes, mine.wall_seconds, mine.peak_memory_bytes)};
+
+  const int n = group.size();
+  std::vector<int64_t> all_sizes(static_cast<size_t>(n * kSeries));
+  DDPSCALE_MPI_CHECK(MPI_Gather(sizes.data(), kSeries, MPI_INT64_T, all_sizes.data(), kSeries, MPI_INT64_T, 0,
+                                group.handle()));
+  double scalars[2] = {mine.wall_seconds, static_cast<double>(mine.peak_memory_bytes)};
+  std::vector<double> all_scalars(static_cast<size_t>(n * 2));
+  DDPSCALE_MPI_CHECK(MPI_Gather(scalars, 2, MPI_DOUBLE, all_scalars.data(), 2, MPI_DOUBLE, 0, group.handle()));
+
+  std::vector<int> counts(static_cast<size_t>(n)), displs(static_cast<size_t>(n));
+  int total = 0;
+  for (int r = 0; r < n; ++r) {
+    int64_t count = 0;
+    for (int s = 0; s < kSeries; ++s) count += all_sizes[static_cast<size_t>(r * kSeries + s)];
+    counts[static_cast<size_t>(r)] = static_cast<int>(count);
+    displs[static_cast<size_t>(r)] = total;
+    total += static_cast<int>(count);
+  }
+  std::vector<float> all_flat(group.rank() == 0 ? static_cast<size_t>(total) : 0);
+  DDPSCALE_MPI_CHECK(MPI_Gatherv(flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, all_flat.data(),
+                                 counts.data(), displs.data(), MPI_FLOAT, 0, group.handle()));
+  if (group.rank() != 0) return {};
+  std::vector<RankTimings> result;
+  for (int r = 0; r < n; ++r) {
+    const auto begin = all_flat.begin() + displs[static_cast<size_t>(r)];
+    std::vector<float> part(begin, begin + counts[static_cast<size_t>(r)]);
+    std::vector<int64_t> part_sizes(all_sizes.begin() + r * kSeries, all_sizes.begin() + (r + 1) * kSeries);
+    result.push_back(unflatten(r, part, part_sizes, all_scalars[static_cast<size_t>(r * 2)],
+                               static_cast<int64_t>(all_scalars[static_cast<size_t>(r * 2 + 1)])));
+  }
+  return result;
+}
+
+bool any_rank_failed(const MpiGroup& group, bool failed, std::string& message) {
+  const FirstFailure first = first_failure(group, failed, message);
+  if (first.rank < 0) return false;
+  message = (group.size() > 1 ? "rank " + std::to_string(first.rank) + ": " : std::string()) + first.message;
+  return true;
+}
+
+double max_over_group(const MpiGroup& group, double value) {
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, group.handle()));
+  return value;
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,197 @@
+#include "study/train_options.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "launch/cli_util.hpp"
+
+namespace ddpscale {
+
+int effective_world_size(const TrainOptions& options, int launched_ranks) {
+  return options.world_size > 0 ? options.world_size : launched_ranks;
+}
+
+int64_t batch_per_rank(const TrainOptions& options, int world_size) {
+  return options.scaling == "strong" ? options.batch / world_size : options.batch;
+}
+
+int64_t global_batch(const TrainOptions& options, int world_size) {
+  return options.scaling == "strong" ? options.batch : options.batch * world_size;
+}
+
+std::string canonical_dtype(const std::string& name) {
+  if (name == "float32" || name == "fp32") return "float32";
+  if (name == "bfloat16" || name == "bf16") return "bfloat16";
+  throw UsageError("--dtype '" + name + "' is not float32 (fp32) or bfloat16 (bf16)");
+}
+
+bool built_with_cuda_graphs() {
+#ifdef DDPSCALE_CUDA_GRAPHS
+  return true;
+#else
+  return false;
+#endif
+}
+
+// A CUDA graph replays kernels with the arguments they were captured with: everything that
+// changes from step to step must live on the device. LibTorch's own Adam keeps its step
+// count on the host (its bias correction would be frozen at the captured step); the fused
+// Adam's count is a device tensor, and SGD has no count.
+static void validate_exec(const TrainOptions& o, bool on_cuda) {
+  if (o.exec == "eager") return;
+  if (o.exec != "graph") throw UsageError("--exec '" + o.exec + "' is not eager or graph");
+  if (!built_with_cuda_graphs())
+    throw UsageError("--exec graph: this build has no CUDA graph mode (it needs a CUDA build configured with "
+                     "-DDDPSCALE_CUDA_GRAPHS=ON)");
+  if (!on_cuda) throw UsageError("--exec graph captures the step as a CUDA graph: it needs GPUs (--device cuda)");
+  if (o.optimizer == "adam" && o.optimizer_impl == "libtorch")
+    throw UsageError("--exec graph needs an optimizer whose state lives on the GPU: --optimizer sgd, or adam with "
+                     "--optimizer-impl auto or fused (LibTorch's Adam counts its steps on the host)");
+  if (o.data == "host") throw UsageError("--exec graph replays a device-resident batch: use --data device");
+  if (o.warmup < 2)
+    throw UsageError("--exec graph needs --warmup 2 or more: eager steps before the capture (the libraries' "
+                     "workspaces must exist by then) and one replay after it");
+}
+
+void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_cuda) {
+  auto positive = [](const char* what, int64_t value) {
+    if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
+  };
+  positive("batch", o.batch);
+  positive("runs", o.runs);
+  positive("steps", o.steps);
+  if (o.warmup < 0) throw UsageError("--warmup must not be negative, got " + std::to_string(o.warmup));
+  if (o.scaling != "weak" && o.scaling != "strong")
+    throw UsageError("--scaling '" + o.scaling + "' is not weak or strong");
+  if (o.optimizer != "adam" && o.optimizer != "sgd")
+    throw UsageError("--optimizer '" + o.optimizer + "' is not adam or sgd");
+  if (!(o.lr > 0) || !std::isfinite(o.lr)) throw UsageError("--lr must be a positive number");
+  if (o.optimizer_impl != "auto" && o.optimizer_impl != "libtorch" && o.optimizer_impl != "fused")
+    throw UsageError("--optimizer-impl '" + o.optimizer_impl + "' is not auto, libtorch or fused");
+  if (o.optimizer_impl == "fused" && (o.optimizer != "adam" || !on_cuda))
+    throw UsageError("--optimizer-impl fused is PyTorch's fused Adam kernel: it needs --optimizer adam on GPUs");
+  if (!(o.bucket_mb > 0) || !std::isfinite(o.bucket_mb)) throw UsageError("--bucket-mb must be a positive number");
+  if (!(o.first_bucket_mb > 0) || !std::isfinite(o.first_bucket_mb))
+    throw UsageError("--first-bucket-mb must be a positive number");
+  if (o.data != "device" && o.data != "host") throw UsageError("--data '" + o.data + "' is not device or host");
+  if (o.data == "host" && !on_cuda)
+    throw UsageError("--data host copies a pinned host batch to the GPU each step; on CPU there is nothing to copy");
+  if (o.alternate_phase_timing && !o.phase_timing)
+    throw UsageError("--alternate-phase-timing times every other pair of runs; with --no-phase-timing there is nothing to alternate");
+  if (canonical_dtype(o.allreduce_dtype) != o.allreduce_dtype)
+    throw UsageError("--allreduce-dtype '" + o.allreduce_dtype + "': spell it float32 or bfloat16");
+  if (o.gpu_busy_steps < 0) throw UsageError("--gpu-busy-steps must not be negative");
+  if (o.gpu_busy_steps > 0 && !on_cuda)
+    throw UsageError("--gpu-busy-steps measures the GPU's kernel time; on CPU there is none (leave it at 0)");
+  if (!o.gpu_kernels.empty()) {
+    if (o.gpu_busy_steps == 0)
+      throw UsageError("--gpu-kernels lists the kernels of the profiled steps: add --gpu-busy-steps 20 (or more)");
+    const auto folder = std::filesystem::path(o.gpu_kernels).parent_path();
+    if (!folder.empty() && !std::filesystem::is_directory(folder))
+      throw UsageError("--gpu-kernels " + o.gpu_kernels + ": the folder " + folder.string() +
+                       " does not exist (create it first)");
+  }
+  canonical_dtype(o.dtype);  // throws UsageError naming the choices
+  validate_exec(o, on_cuda);
+  if (o.world_size < 0) throw UsageError("--world-size must not be negative");
+  const int world = effective_world_size(o, launched_ranks);
+  if (world > launched_ranks)
+    throw UsageError("--world-size " + std::to_string(world) + " is larger than the " +
+                     std::to_string(launched_ranks) + " ranks launched (mpirun -np " + std::to_string(world) + " ...)");
+  if (o.scaling == "strong" && o.batch % world != 0)
+    throw UsageError("--scaling strong splits the global batch " + std::to_string(o.batch) + " over " +
+                     std::to_string(world) + " ranks, but it does not divide evenly; pick a multiple of " +
+                     std::to_string(world));
+  if (o.seq_len < 0 || o.features < 0 || o.vocab < 0 || o.classes < 0)
+    throw UsageError("--seq-len, --features, --vocab and --classes must not be negative");
+}
+
+bool phase_timed_run(const TrainOptions& o, int run_index) {
+  if (!o.phase_timing) return false;
+  if (!o.alternate_phase_timing) return true;
+  const int position = run_index % 4;
+  return position == 0 || position == 3;
+}
+
+ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parameters, bool on_cuda) {
+  ConfigParams p;
+  p.model = o.model;
+  p.parameters = parameters;
+  p.batch_per_rank = batch_per_rank(o, world_size);
+  p.global_batch = global_batch(o, world_size);
+  p.world_size = world_size;
+  p.scaling = o.scaling;
+  p.optimizer = resolved_optimizer(o, on_cuda);
+  p.learning_rate = o.lr;
+  p.dtype = o.dtype;
+  p.exec = o.exec;
+  // One rank has no allreduce: its record says float32 whatever was asked, so it stays the
+  // 1-rank twin of every allreduce precision.
+  p.allreduce_dtype = world_size > 1 ? o.allreduce_dtype : "float32";
+  p.bucket_mb = o.bucket_mb;
+  p.overlap = o.overlap;
+  p.warmup_steps = o.warmup;
+  p.measured_steps = o.steps;
+  p.runs = o.runs;
+  p.seed = o.seed;
+  p.device = on_cuda ? "cuda" : "cpu";
+  p.backend = world_size == 1 ? "none" : (on_cuda ? "nccl" : "mpi");
+  return p;
+}
+
+std::string resolved_optimizer(const TrainOptions& o, bool on_cuda) {
+  return resolved_optimizer(o.optimizer, o.optimizer_impl, on_cuda);
+}
+
+ModelOptions model_options_from(const TrainOptions& o) {
+  ModelOptions m;
+  if (o.seq_len > 0) m.seq_len = o.seq_len;
+  if (o.features > 0) m.features = o.features;
+  if (o.vocab > 0) m.vocab = o.vocab;
+  if (o.classes > 0) m.classes = o.classes;
+  m.dropout = o.dropout;
+  return m;
+}
+
+EngineOptions engine_options(const TrainOptions& o, int world_size, int run_index) {
+  EngineOptions e;
+  e.model = o.model;
+  e.seq_len = o.seq_len;
+  e.features = o.features;
+  e.vocab = o.vocab;
+  e.classes = o.classes;
+  e.dropout = o.dropout;
+  e.batch = batch_per_rank(o, world_size);
+  e.seed = o.seed;
+  e.optimizer = o.optimizer;
+  e.optimizer_impl = o.optimizer_impl;
+  e.lr = o.lr;
+  e.bucket_mb = o.bucket_mb;
+  e.first_bucket_mb = o.first_bucket_mb;
+  e.overlap = o.overlap;
+  e.phase_timing = phase_timed_run(o, run_index);
+  e.data = o.data;
+  e.dtype = canonical_dtype(o.dtype);
+  e.exec = o.exec;
+  e.allreduce_dtype = o.allreduce_dtype;
+  e.warmup = o.warmup;
+  e.steps = o.steps;
+  e.gpu_busy_steps = o.gpu_busy_steps;
+  e.gpu_kernels = o.gpu_kernels;
+  return e;
+}
+
+std::string config_id(const ConfigParams& p) {
+  std::ostringstream id;
+  id << p.model << "_b" << p.batch_per_rank << "_w" << p.world_size << "_" << p.scaling << "_" << p.optimizer << "_"
+     << p.dtype << "_bk" << p.bucket_mb << (p.overlap ? "_ov" : "_seq") << "_" << p.exec << "_" << p.nccl_profile;
+  if (p.allreduce_dtype != "float32") id << "_ar-" << p.allreduce_dtype;  // ids of float32 studies unchanged
+  std::string text = id.str();
+  for (char& c : text)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';
+  return text;
+}
+
+}  // namespace ddpscale
