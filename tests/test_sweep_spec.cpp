@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
+#include "config_fields.hpp"
 #include "launch/cli_util.hpp"
 #include "study/sweep_spec.hpp"
 
@@ -160,6 +164,17 @@ TEST(SweepSpec, ExecIsADimension) {
 }
 
 // What --exec graph needs, each refused with a message saying what to change.
+// expand_sweep walks exactly the fields the table marks as sweep dimensions: a new
+// dimension in the table without its setter in sweep_spec.cpp (or the reverse) fails here.
+TEST(SweepSpec, ExpansionVariesTheTablesSweepDimensions) {
+  std::set<std::string> table;
+  for (const auto& field : kConfigFields)
+    if (field.sweep == Sweep::dimension) table.insert(field.attribute);
+  const auto walked = swept_fields();
+  EXPECT_EQ(std::set<std::string>(walked.begin(), walked.end()), table);
+  EXPECT_EQ(walked.size(), table.size()) << "a field walked twice";
+}
+
 TEST(TrainOptions, GraphModeRequirementsAreNamed) {
   auto message = [](TrainOptions o, bool on_cuda) {
     try {

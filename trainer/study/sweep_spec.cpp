@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -241,44 +242,94 @@ static void apply_overrides(const SweepSpec& spec, TrainOptions& options) {
   }
 }
 
+namespace {
+
+// One sweep dimension of the spec: the ConfigParams field it varies (its row in
+// results/config_fields.hpp, marked Sweep::dimension), how many values the spec lists and
+// how value i is set on a configuration's options. Batch size, world size and NCCL profile
+// are dimensions too but walked apart: a model's override may list its own batch sizes, the
+// world sizes alternate direction, and a launch runs one profile.
+struct SweepDimension {
+  const char* field;
+  size_t values;
+  std::function<void(TrainOptions&, size_t)> set;
+  // Meaningless without communication: world size 1 runs the first value only.
+  bool communication_only = false;
+};
+
+template <typename T>
+SweepDimension dimension(const char* field, const std::vector<T>& values, T TrainOptions::*member,
+                         bool communication_only = false) {
+  return {field, values.size(), [&values, member](TrainOptions& o, size_t i) { o.*member = values[i]; },
+          communication_only};
+}
+
+// In the order of the nested loops they replace (outermost first): the order of a study.
+std::vector<SweepDimension> sweep_dimensions(const SweepSpec& spec) {
+  return {dimension("model", spec.models, &TrainOptions::model),
+          dimension("scaling", spec.scaling, &TrainOptions::scaling),
+          dimension("dtype", spec.dtypes, &TrainOptions::dtype),
+          dimension("exec", spec.execs, &TrainOptions::exec),
+          dimension("bucket_mb", spec.bucket_mb, &TrainOptions::bucket_mb, true),
+          // std::vector<bool> hands out proxies, not references: its own setter.
+          {"overlap", spec.overlap.size(), [&spec](TrainOptions& o, size_t i) { o.overlap = spec.overlap[i]; }, true},
+          dimension("allreduce_dtype", spec.allreduce_dtypes, &TrainOptions::allreduce_dtype, true)};
+}
+
+// The next combination of value indices, the last dimension fastest; false after the last.
+bool advance(std::vector<size_t>& index, const std::vector<SweepDimension>& dimensions) {
+  for (size_t d = dimensions.size(); d-- > 0;) {
+    if (++index[d] < dimensions[d].values) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> swept_fields() {
+  const SweepSpec spec;
+  std::vector<std::string> fields;
+  for (const auto& d : sweep_dimensions(spec)) fields.push_back(d.field);
+  for (const char* walked_apart : {"batch_per_rank", "world_size", "nccl_profile"}) fields.push_back(walked_apart);
+  return fields;
+}
+
 std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& nccl_profile) {
   std::vector<SweepConfig> configs;
+  const std::vector<SweepDimension> dimensions = sweep_dimensions(spec);
+  for (const auto& d : dimensions)
+    if (d.values == 0) return configs;
+  std::vector<int> worlds = spec.world_sizes;
+  std::sort(worlds.begin(), worlds.end());
+  std::vector<size_t> index(dimensions.size(), 0);
   bool ascending = true;
-  for (const auto& model : spec.models)
-    for (const auto& scaling : spec.scaling)
-      for (const auto& dtype : spec.dtypes)
-        for (const auto& exec : spec.execs)
-          for (double bucket : spec.bucket_mb)
-            for (bool overlap : spec.overlap)
-              for (const auto& allreduce_dtype : spec.allreduce_dtypes)
-                for (int64_t batch : batch_sizes_for(spec, model)) {
-                  std::vector<int> worlds = spec.world_sizes;
-                  std::sort(worlds.begin(), worlds.end());
-                  if (!ascending) std::reverse(worlds.begin(), worlds.end());
-                  ascending = !ascending;
-                  for (int world : worlds) {
-                    // Overlap, buckets and the allreduce's precision mean nothing without communication:
-                    // one world-1 config per (model, scaling, dtype, exec, batch), measured with the
-                    // first bucket/overlap/allreduce values.
-                    if (world == 1 && (bucket != spec.bucket_mb.front() || overlap != spec.overlap.front() ||
-                                       allreduce_dtype != spec.allreduce_dtypes.front()))
-                      continue;
-                    SweepConfig c;
-                    c.options = spec.base;
-                    c.options.model = model;
-                    c.options.scaling = scaling;
-                    c.options.dtype = dtype;
-                    c.options.exec = exec;
-                    c.options.bucket_mb = bucket;
-                    c.options.overlap = overlap;
-                    c.options.allreduce_dtype = allreduce_dtype;
-                    c.options.batch = batch;
-                    c.options.world_size = world;
-                    apply_overrides(spec, c.options);
-                    c.nccl_profile = nccl_profile;
-                    configs.push_back(c);
-                  }
-                }
+  do {
+    TrainOptions options = spec.base;
+    bool first_communication_values = true;
+    for (size_t d = 0; d < dimensions.size(); ++d) {
+      dimensions[d].set(options, index[d]);
+      if (dimensions[d].communication_only && index[d] != 0) first_communication_values = false;
+    }
+    for (int64_t batch : batch_sizes_for(spec, options.model)) {
+      std::vector<int> order = worlds;
+      if (!ascending) std::reverse(order.begin(), order.end());
+      ascending = !ascending;
+      for (int world : order) {
+        // Overlap, buckets and the allreduce's precision mean nothing without communication:
+        // one world-1 config per (model, scaling, dtype, exec, batch), measured with the
+        // first bucket/overlap/allreduce values.
+        if (world == 1 && !first_communication_values) continue;
+        SweepConfig c;
+        c.options = options;
+        c.options.batch = batch;
+        c.options.world_size = world;
+        apply_overrides(spec, c.options);
+        c.nccl_profile = nccl_profile;
+        configs.push_back(c);
+      }
+    }
+  } while (advance(index, dimensions));
   return configs;
 }
 

@@ -62,4 +62,8 @@ struct SweepConfig {
 // 2,1: an ABBA pattern), so a slow drift of the machine does not line up with one world size.
 std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& nccl_profile);
 
+// The ConfigParams fields expand_sweep varies (their names in results/config_fields.hpp):
+// the test checks them against the table's Sweep::dimension rows.
+std::vector<std::string> swept_fields();
+
 }  // namespace ddpscale
