@@ -1,6 +1,5 @@
 #include "communicator.hpp"
 
-#include <stdexcept>
 
 namespace ddpscale {
 
@@ -26,16 +25,6 @@ const char* dtype_name(DType dtype) {
     case DType::i64: return "int64";
   }
   return "?";
-}
-
-DType parse_dtype(const std::string& name) {
-  for (DType d : {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i32, DType::i64})
-    if (name == dtype_name(d)) return d;
-  if (name == "fp32" || name == "float") return DType::f32;
-  if (name == "fp64" || name == "double") return DType::f64;
-  if (name == "fp16" || name == "half") return DType::f16;
-  if (name == "bf16") return DType::bf16;
-  throw std::invalid_argument("unknown dtype '" + name + "' (choose float32, float64, float16, bfloat16, int32, int64)");
 }
 
 const char* backend_name(Backend backend) { return backend == Backend::mpi ? "mpi" : "nccl"; }

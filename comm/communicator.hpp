@@ -18,7 +18,6 @@ enum class Backend { mpi, nccl };
 
 size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);
-DType parse_dtype(const std::string& name);  // throws std::invalid_argument naming the choices
 const char* backend_name(Backend backend);
 
 // An operation in flight. wait() makes its result visible to the caller: on the host for

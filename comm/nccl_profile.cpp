@@ -62,10 +62,4 @@ std::map<std::string, std::string> nccl_variables_in_effect() {
   return in_effect;
 }
 
-NcclProfile seed_pcie_profile() {
-  return parse_nccl_profile("seed-pcie", "NCCL_ALGO=Tree NCCL_PROTO=Simple NCCL_P2P_DISABLE=1 "
-                                          "NCCL_BUFFSIZE=33554432 NCCL_NTHREADS=64 NCCL_MAX_NCHANNELS=8 "
-                                          "NCCL_MIN_NCHANNELS=4");
-}
-
 }  // namespace ddpscale

@@ -36,7 +36,4 @@ void enforce_no_nvls();
 // Every NCCL_* variable in this process's environment now, sorted by name.
 std::map<std::string, std::string> nccl_variables_in_effect();
 
-// The seed study's PCIe-like profile (../shared/seeds/003): tree, simple, no P2P.
-NcclProfile seed_pcie_profile();
-
 }  // namespace ddpscale

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Bad input to `ddpscale train` and `ddpscale sweep`, each case on 2 MPI ranks (issue 6).
+"""Bad input to `ddpscale train` and `ddpscale sweep`, each case on 2 MPI ranks (docs/reliability.md, "Bad input").
 
 For every case it asserts:
   * the exit code (2 for a usage error; mpirun passes on the ranks' code),

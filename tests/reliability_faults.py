@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Faults during a measurement (issue 6), each on 2 MPI ranks on CPU:
+"""Faults during a measurement (docs/reliability.md, "Faults"), each on 2 MPI ranks on CPU:
 
   kill_rank        SIGKILL to rank 1 in the middle of measured steps of `ddpscale train`:
                    everything is gone within --comm-timeout (10 s), and stderr names rank 1.

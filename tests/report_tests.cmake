@@ -1,4 +1,4 @@
-# `ddpscale report` (issue 5): unit tests on synthetic studies, and the report of the
+# `ddpscale report` (docs/architecture.md, "From runs to a report"): unit tests on synthetic studies, and the report of the
 # real quick study checked by an independent computation (h5py + scipy) and opened in
 # headless Chromium. Included from tests/CMakeLists.txt, after run_store_outside_tools.cmake
 # (DDPSCALE_H5PY_PYTHON) and sweep_tests.cmake (the quick_study fixture).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kill/resume soak of issue 6: a study launched, SIGKILLed (mpirun) at a random moment
+# The kill/resume soak of docs/reliability.md ("Kill and resume soak"): a study launched, SIGKILLed (mpirun) at a random moment
 # and resumed, ITERATIONS times back to back, then finished with --resume, must end with
 # exactly the configurations and runs of one clean study: same files, same runs, none
 # duplicated, every file readable, no *.tmp left, no process of a killed launch alive.
@@ -13,7 +13,7 @@
 #   CI runs 3 iterations as test sweep_soak_kill_resume (tests/sweep_tests.cmake).
 #
 # Defaults: --bin $DDPSCALE_BIN or build/trainer/ddpscale, --spec tests/specs/tiny.yaml
-# (issue 6 names experiments/quick.yaml: pass --spec for that, it takes 10 x longer),
+# (docs/reliability.md ran it on experiments/quick.yaml: pass --spec for that, it takes 10 x longer),
 # --work a fresh folder under /tmp (kept when the soak fails), --seed random (printed;
 # pass it back to repeat the same kill moments), --no-commbench passed to every launch
 # (CI: start-up is then 2 s instead of 15 s on CPU; the full soak keeps the benchmark, as

@@ -1,4 +1,4 @@
-# Whole studies through `ddpscale sweep` on 2 ranks (issue 4's CI evidence), and SLURM.
+# Whole studies through `ddpscale sweep` on 2 ranks (README.md's quick study among them), and SLURM.
 # Included from tests/CMakeLists.txt, after run_store_outside_tools.cmake (which defines
 # DDPSCALE_H5PY_PYTHON). Each test runs alone (RUN_SERIAL): they time real training and
 # use both cores. Skipped (77) where h5py or SLURM is missing, never silently passed.
@@ -78,5 +78,5 @@ foreach(spec_and_first exec-modes:mlp-medium graph-scaling:mlp-large threshold-m
                        PASS_REGULAR_EXPRESSION "configuration ${first_model} batch [0-9]+ world 1: --gpu-busy-steps measures the GPU's kernel time; on CPU there is none")
 endforeach()
 
-# The two-node cluster of namespaces (issue 18): tests/cluster_tests.cmake.
+# The two-node cluster of namespaces (docs/multinode.md): tests/cluster_tests.cmake.
 include(${CMAKE_CURRENT_LIST_DIR}/cluster_tests.cmake)

@@ -45,8 +45,12 @@ TEST(NcclProfile, ApplySetsVariablesAndKeepsNvlsOff) {
   EXPECT_STREQ(std::getenv("NVSHMEM_DISABLE_NVLS"), "1");
 }
 
+// The seed study's PCIe-like profile (tree, simple, no P2P), written as a spec or
+// --nccl-env gives it: space-separated assignments.
 TEST(NcclProfile, SeedProfileIsTheSeedsSettings) {
-  const auto seed = seed_pcie_profile();
+  const auto seed = parse_nccl_profile("seed-pcie", "NCCL_ALGO=Tree NCCL_PROTO=Simple NCCL_P2P_DISABLE=1 "
+                                                    "NCCL_BUFFSIZE=33554432 NCCL_NTHREADS=64 NCCL_MAX_NCHANNELS=8 "
+                                                    "NCCL_MIN_NCHANNELS=4");
   EXPECT_EQ(seed.variables.at("NCCL_ALGO"), "Tree");
   EXPECT_EQ(seed.variables.at("NCCL_PROTO"), "Simple");
   EXPECT_EQ(seed.variables.at("NCCL_P2P_DISABLE"), "1");

@@ -15,6 +15,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 
+#include "gpu_check.hpp"
 #include "nccl_communicator.hpp"
 #endif
 #ifdef DDPSCALE_CUDA_GRAPHS
@@ -50,7 +51,7 @@ static NcclCommunicator* nccl_of(Communicator* comm) { return comm ? dynamic_cas
 
 static void synchronize_device(const torch::Device& device) {
 #ifdef DDPSCALE_CUDA
-  if (device.is_cuda()) cudaDeviceSynchronize();
+  if (device.is_cuda()) DDPSCALE_CUDA_CHECK(cudaDeviceSynchronize());
 #else
   (void)device;
 #endif
