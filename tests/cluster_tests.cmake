@@ -3,7 +3,9 @@
 # slurmd per node, OpenMPI over TCP on that link only. It runs
 # `sbatch -N 2 slurm/study-multinode.sbatch tests/specs/tiny.yaml` (one rank per node, with
 # the allreduce benchmark) and the same study through `mpirun --hostfile`, checks both with
-# h5py, and tears everything down. About 90 s on 2 cores; needs root, namespaces, veth,
+# h5py, SIGKILLs the rank on node2 of a third study and requeues the job (it must end within
+# --comm-timeout and resume to the full study, nothing lost or duplicated), and tears
+# everything down. About 130 s on 2 cores; needs root, namespaces, veth,
 # tc, munge and slurm-wlm, and is skipped (77) with the reason where any is missing.
 add_test(NAME cluster_two_nodes
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cluster/two_node_test.sh $<TARGET_FILE:ddpscale>

@@ -246,7 +246,8 @@ SlurmctldPort=6817
 SlurmdPort=6818
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$CLUSTER_STATE/munge.sock
+# cred_expire: also how long a requeued job waits before it starts again (default 120 s).
+AuthInfo=socket=$CLUSTER_STATE/munge.sock,cred_expire=10
 StateSaveLocation=$CLUSTER_STATE/ctld
 SlurmdSpoolDir=$CLUSTER_STATE/spool-%n
 SlurmctldPidFile=$CLUSTER_STATE/slurmctld.pid

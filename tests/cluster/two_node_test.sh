@@ -10,7 +10,12 @@
 # and checks: every configuration file (tests/check_study.py), hosts node1 and node2 in
 # study.h5, `info` and the report, NCCL_SOCKET_IFNAME recorded, the 1 MiB allreduce no faster
 # than the shaped link allows, the link's byte counters (tc -s) showing the traffic crossed
-# it, the job's cluster-JOBID.txt naming both nodes; then tears the cluster down and checks
+# it, the job's cluster-JOBID.txt naming both nodes;
+#   3. a third sbatch study (--no-commbench --comm-timeout 10) whose rank on node2 is SIGKILLed
+#      once the first configuration file exists: the job must end within --comm-timeout, and
+#      `scontrol requeue` must resume it (--resume, added by study.sbatch) to the full study with
+#      nothing lost, changed or duplicated (tests/check_study.py check + compare);
+# then tears the cluster down and checks
 # that no namespace, process, veth or temporary file is left.
 #
 #   bash tests/cluster/two_node_test.sh DDPSCALE_BIN WORK_DIR [RATE]     (as root; RATE: 1gbit)
@@ -125,7 +130,84 @@ say "hostfile study in $((SECONDS - t0)) s"
   fail "the hostfile study is not right"
 "$python" "$here/check_two_nodes.py" "$work/hostfile-study" || fail "the hostfile study did not run across node1 and node2"
 
-# 3. Teardown leaves nothing behind.
+# 3. Faults across nodes: the rank on node2 SIGKILLed mid-study ends the job on node1 within
+# --comm-timeout, and the requeued job (scontrol requeue: the same script, arguments and OUT;
+# study.sbatch adds --resume because OUT/study.h5 exists) completes the study with every
+# configuration exactly once, the files finished before the kill untouched, no *.tmp left.
+comm_timeout=10
+kstudy="$work/kill-study"
+config_files() { local f; for f in "$1"/*.h5; do [ -e "$f" ] && [ "${f##*/}" != study.h5 ] && echo "${f##*/}"; done | sort; }
+tmp_files() { find "$1" -name '*.tmp' 2>/dev/null | sort; }
+job_state() { on_node 1 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n 1; }
+node_ranks() {  # pids of ddpscale processes in node N's namespaces
+  local pid
+  for pid in $(cluster_node_pids "${cluster_holders[$(($1 - 1))]}"); do
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ddpscale ] && echo "$pid"
+  done
+}
+t0=$SECONDS
+on_node 1 sbatch --parsable -N 2 --ntasks-per-node=1 --gpus-per-node=0 --cpus-per-task=1 --time=00:10:00 \
+  --requeue --open-mode=append --job-name=ddpscale-kill --output="$CLUSTER_STATE/job-%j.out" --chdir="$root" \
+  "$root/slurm/study-multinode.sbatch" "$spec" "$kstudy" --no-commbench --comm-timeout "$comm_timeout" \
+  >"$CLUSTER_STATE/sbatch-kill.out" 2>&1 || { cat "$CLUSTER_STATE/sbatch-kill.out"; fail "sbatch of the kill study failed"; }
+kjob="$(head -n 1 "$CLUSTER_STATE/sbatch-kill.out" | cut -d';' -f1)"
+deadline=$((SECONDS + 120))
+while [ -z "$(config_files "$kstudy")" ]; do
+  case "$(job_state "$kjob")" in PENDING|RUNNING|CONFIGURING|"") ;; *) fail "job $kjob ended before any configuration file appeared";; esac
+  [ "$SECONDS" -lt "$deadline" ] || fail "no configuration file in $kstudy after 120 s"
+  sleep 0.1
+done
+mapfile -t victims < <(node_ranks 2)
+[ "${#victims[@]}" -eq 1 ] || fail "expected one ddpscale rank on node2, found ${#victims[@]}: ${victims[*]}"
+mapfile -t node1_ranks < <(node_ranks 1)
+kill -KILL "${victims[0]}"
+killed_at=$(date +%s.%N)
+say "SIGKILLed rank pid ${victims[0]} on node2 (job $kjob, $((SECONDS - t0)) s in)"
+while :; do
+  state="$(job_state "$kjob")"
+  case "$state" in RUNNING|COMPLETING|CONFIGURING) ;; *) break ;; esac
+  [ "$(echo "$(date +%s.%N) - $killed_at > $comm_timeout + 30" | bc)" -eq 0 ] || fail "job $kjob still $state 30 s past --comm-timeout"
+  sleep 0.1
+done
+ended_after="$(echo "$(date +%s.%N) - $killed_at" | bc)"
+say "job $kjob left RUNNING ($state) ${ended_after} s after the kill (--comm-timeout $comm_timeout)"
+echo "----- job $kjob output (killed) -----"
+cat "$CLUSTER_STATE/job-$kjob.out"
+[ "$(echo "$ended_after <= $comm_timeout" | bc)" -eq 1 ] ||
+  fail "the job on node1 took ${ended_after} s to end after its peer on node2 died, more than --comm-timeout $comm_timeout"
+mapfile -t done_at_kill < <(config_files "$kstudy")
+sums_at_kill="$(cd "$kstudy" && md5sum -- "${done_at_kill[@]}")"
+say "${#done_at_kill[@]} of 4 configuration file(s) complete when the job ended: ${done_at_kill[*]}"
+[ "${#done_at_kill[@]}" -lt 4 ] || fail "the study had finished before the kill; the test proves nothing"
+for pid in "${node1_ranks[@]}"; do
+  kill -0 "$pid" 2>/dev/null && fail "rank pid $pid on node1 still runs after job $kjob ended"
+done
+[ -z "$(node_ranks 1)$(node_ranks 2)" ] || fail "ddpscale processes left on the nodes after job $kjob ended"
+# The requeue: the same job, started again by SLURM (cred_expire=10 in cluster_lib.sh's
+# slurm.conf delays it 10 s instead of 120).
+t0=$SECONDS
+on_node 1 scontrol requeue "$kjob" || fail "scontrol requeue $kjob failed"
+while :; do
+  state="$(job_state "$kjob")"
+  case "$state" in COMPLETED) break ;; PENDING|RUNNING|COMPLETING|CONFIGURING|REQUEUED) ;; *) fail "requeued job $kjob ended $state" ;; esac
+  [ $((SECONDS - t0)) -lt 180 ] || fail "requeued job $kjob not COMPLETED after 180 s ($state)"
+  sleep 0.5
+done
+say "requeued job $kjob COMPLETED $((SECONDS - t0)) s after scontrol requeue"
+echo "----- job $kjob output (killed, then requeued) -----"
+cat "$CLUSTER_STATE/job-$kjob.out"
+grep -q "(${#done_at_kill[@]} already done)" "$CLUSTER_STATE/job-$kjob.out" ||
+  fail "the requeued job did not resume (no '(${#done_at_kill[@]} already done)' in its output)"
+[ "$sums_at_kill" = "$(cd "$kstudy" && md5sum -- "${done_at_kill[@]}")" ] ||
+  fail "configuration files complete before the kill were changed by the resumed job"
+[ -z "$(tmp_files "$kstudy")" ] || fail "temporary files left in $kstudy: $(tmp_files "$kstudy" | tr '\n' ' ')"
+"$python" "$root/tests/check_study.py" check "$kstudy" "${expected[@]}" --no-commbench ||
+  fail "the killed and requeued study is not right"
+"$python" "$root/tests/check_study.py" compare "$work/hostfile-study" "$kstudy" ||
+  fail "the killed and requeued study differs from the uninterrupted hostfile study"
+"$python" "$here/check_two_nodes.py" "$kstudy" || fail "the killed and requeued study did not run across node1 and node2"
+
+# 4. Teardown leaves nothing behind.
 holders=("${cluster_holders[@]}")
 state="$CLUSTER_STATE"
 daemons=("${cluster_pids[@]}")
