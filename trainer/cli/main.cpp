@@ -27,6 +27,8 @@ const std::vector<Command>& commands() {
       {"train", ddpscale::run_train_command, "train one configuration data-parallel, timing every phase"},
       {"sweep", ddpscale::run_sweep_command, "run a whole study from a YAML spec into HDF5 files (resumable)"},
       {"report", ddpscale::run_report_command, "study folders -> report (md, html, plots, csv, json); no MPI, no GPU"},
+      {"compare", ddpscale::run_compare_command, "two studies, configuration by configuration: changed? agree?"},
+      {"predict", ddpscale::run_predict_command, "predicted scaling to more GPUs and nodes, with intervals"},
   };
   return all;
 }
