@@ -17,14 +17,14 @@ int run_compare_command(int argc, char** argv) {
       "two machines, or two NCCL profiles run as separate launches (--ignore nccl_profile). Writes compare.md, "
       "compare.html, compare.csv and compare.json.");
   options.add_options()
-      ("a", "study A (the reference)", cxxopts::value<std::string>())
-      ("b", "study B", cxxopts::value<std::string>())
+      ("study-a", "study A (the reference)", cxxopts::value<std::string>())
+      ("study-b", "study B", cxxopts::value<std::string>())
       ("o,out", "output folder (created; files in it are replaced)", cxxopts::value<std::string>()->default_value("compare"))
       ("ignore", "configuration fields to leave out of the match, e.g. nccl_profile (repeatable or comma-separated)",
        cxxopts::value<std::vector<std::string>>())
       ("skip-bad", "compare the readable files and list the unreadable ones instead of stopping")
       ("h,help", "show this help");
-  options.parse_positional({"a", "b"});
+  options.parse_positional({"study-a", "study-b"});
   options.positional_help("STUDY_A STUDY_B");
   CompareOptions compare;
   std::string a, b, out;
@@ -34,12 +34,12 @@ int run_compare_command(int argc, char** argv) {
       std::cout << options.help() << std::endl;
       return 0;
     }
-    if (!args.count("a") || !args.count("b")) {
+    if (!args.count("study-a") || !args.count("study-b")) {
       std::cerr << "ddpscale compare: give two studies: ddpscale compare STUDY_A STUDY_B --out DIR" << std::endl;
       return 2;
     }
-    a = args["a"].as<std::string>();
-    b = args["b"].as<std::string>();
+    a = args["study-a"].as<std::string>();
+    b = args["study-b"].as<std::string>();
     out = args["out"].as<std::string>();
     if (args.count("ignore")) compare.ignore_fields = args["ignore"].as<std::vector<std::string>>();
     compare.load.skip_bad = args.count("skip-bad") > 0;

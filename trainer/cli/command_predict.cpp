@@ -3,6 +3,7 @@
 // against the study's own N-GPU measurements. Needs no MPI and no GPU.
 #include <cxxopts.hpp>
 #include <algorithm>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -105,10 +106,10 @@ int run_predict_command(int argc, char** argv) {
     const ScalingPrediction result = predict_scaling(study, predict);
     write_prediction(result, predict, input, out);
     const ValidationSummary& s = result.summary;
-    std::cout << "self-check on " << s.configurations << " measured N-GPU configurations: model only "
-              << 100 * s.model_only_median_abs_error << "% median |error|, " << 100 * s.model_only_coverage
-              << "% inside the 95% interval; calibrated " << 100 * s.calibrated_median_abs_error << "%, "
-              << 100 * s.calibrated_coverage << "%" << std::endl;
+    std::cout << std::fixed << std::setprecision(1) << "self-check on " << s.configurations
+              << " measured N-GPU configurations: model only " << 100 * s.model_only_median_abs_error
+              << "% median |error|, " << 100 * s.model_only_coverage << "% inside the 95% interval; calibrated "
+              << 100 * s.calibrated_median_abs_error << "%, " << 100 * s.calibrated_coverage << "%" << std::endl;
     std::cout << "predictions: " << result.predictions.size() << " rows in " << out << "/predict.md" << std::endl;
     for (const std::string& note : result.notes) std::cerr << "ddpscale predict: note: " << note << std::endl;
   } catch (const std::exception& e) {
