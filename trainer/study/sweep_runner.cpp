@@ -2,13 +2,10 @@
 
 #include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -23,6 +20,7 @@
 #include "mpi_context.hpp"
 #include "run_store.hpp"
 #include "study/run_summary.hpp"
+#include "study/stop_signals.hpp"
 #include "study_analysis.hpp"
 #include "launch/system_report.hpp"
 #include "study/train_options.hpp"
@@ -32,67 +30,6 @@ namespace fs = std::filesystem;
 
 namespace ddpscale {
 namespace {
-
-// SIGINT/SIGTERM (Ctrl-C, scancel, pre-emption): the current configuration is abandoned and
-// the process exits 130 at once. It has to be at once: mpirun answers its own SIGINT/SIGTERM
-// by sending the ranks SIGTERM and, one second later (odls_base_sigkill_timeout), SIGKILL.
-// Nothing of an unfinished configuration is on disk (rank 0 writes a configuration's file
-// only when all its runs are done, under a temporary name), so leaving is clean; only while
-// rank 0 writes a file is the exit put off until the file is complete (StoringGuard).
-std::atomic<int> g_stop_signal{0};
-std::atomic<bool> g_storing{false};
-std::atomic<bool> g_print_interruption{false};  // rank 0 says it, once for the job
-
-// Async-signal-safe: write(2) and _exit only.
-void exit_interrupted() {
-  if (g_print_interruption.load()) {
-    char text[200] = "\n[sweep] interrupted by signal ";
-    size_t n = std::strlen(text);
-    int signal_number = g_stop_signal.load();
-    char digits[12];
-    size_t d = 0;
-    do {
-      digits[d++] = static_cast<char>('0' + signal_number % 10);
-      signal_number /= 10;
-    } while (signal_number > 0 && d < sizeof(digits));
-    while (d > 0) text[n++] = digits[--d];
-    const char* rest = ": finished configurations are kept; run again with --resume to continue\n";
-    const size_t rest_length = std::strlen(rest);
-    std::memcpy(text + n, rest, rest_length);
-    n += rest_length;
-    ssize_t ignored = write(STDERR_FILENO, text, n);
-    (void)ignored;
-  }
-  _exit(130);
-}
-
-extern "C" void request_stop(int signal_number) {
-  g_stop_signal.store(signal_number);
-  if (!g_storing.load()) exit_interrupted();
-}
-
-void install_stop_handlers(bool leader) {
-  g_print_interruption.store(leader);
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigemptyset(&action.sa_mask);
-  for (int signal_number : {SIGINT, SIGTERM})
-    if (sigaction(signal_number, &action, nullptr) != 0)
-      fatal_error(std::string("sigaction(") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") + ")",
-                  std::strerror(errno), __FILE__, __LINE__);
-}
-
-// While alive, a stop signal waits; at its end, a signal that came meanwhile exits.
-class StoringGuard {
- public:
-  StoringGuard() { g_storing.store(true); }
-  ~StoringGuard() {
-    g_storing.store(false);
-    if (g_stop_signal.load() != 0) exit_interrupted();
-  }
-  StoringGuard(const StoringGuard&) = delete;
-  StoringGuard& operator=(const StoringGuard&) = delete;
-};
 
 // A barrier that sleeps while it waits: ranks idle during a world-size-1 configuration
 // must not spin on a core that the measured rank needs (on CPU they share the cores).
@@ -293,94 +230,144 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
                 "run (A B B A ...)\n");
 }
 
-}  // namespace
+// One launch of `ddpscale sweep`, step by step (run()); every step is collective over the
+// launched ranks, rank 0 (the leader) decides and writes, the others learn its verdicts.
+class SweepLaunch {
+ public:
+  SweepLaunch(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options)
+      : mpi_(mpi), device_(device), spec_(spec), options_(options), leader_(mpi.rank() == 0) {}
 
-int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options) {
-  const bool leader = mpi.rank() == 0;
-  std::vector<SweepConfig> configs;
-  std::string usage_error;
-  try {
-    const NcclProfile profile = select_profile(spec, options.nccl_profile);
-    apply_nccl_profile(profile);
-    configs = expand_sweep(spec, profile.name);
-    validate_configs(configs, mpi.size(), device.cuda);
-  } catch (const std::exception& e) {
-    usage_error = e.what();
-  }
-  if (any_rank_has_usage_error(mpi, "ddpscale sweep", usage_error)) return 2;
-  if (options.dry_run) {
-    if (leader) print_plan(spec, configs, device.cuda);
-    return 0;
-  }
-
-  std::vector<int> skip(configs.size(), 0);
-  std::string refusal;
-  if (leader) {
-    try {
-      refusal = plan_output(options, configs, device.cuda, skip);
-    } catch (const std::exception& e) {
-      refusal = one_line(e.what());
+  int run() {
+    if (!expand_configurations()) return 2;
+    if (options_.dry_run) {
+      if (leader_) print_plan(spec_, configs_, device_.cuda);
+      return 0;
     }
+    if (!agree_on_output()) return 2;
+    install_stop_handlers(leader_);
+    make_groups_and_communicators();
+    if (!write_study_file()) return 1;
+    Progress progress = start_progress();
+    for (size_t i = 0; i < configs_.size(); ++i) {
+      if (skip_[i]) continue;
+      const size_t members = run_configuration_or_twins(i, progress);
+      if (members == 0) return 1;
+      i += members - 1;
+    }
+    return report_end();
   }
-  refusal = broadcast_verdict(mpi.world(), refusal);
-  if (!refusal.empty()) {
-    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", refusal.c_str());
-    return 2;
+
+ private:
+  // The spec's configurations for this launch's NCCL profile, validated on every rank;
+  // false after a usage error was reported.
+  bool expand_configurations() {
+    std::string usage_error;
+    try {
+      const NcclProfile profile = select_profile(spec_, options_.nccl_profile);
+      apply_nccl_profile(profile);
+      configs_ = expand_sweep(spec_, profile.name);
+      validate_configs(configs_, mpi_.size(), device_.cuda);
+    } catch (const std::exception& e) {
+      usage_error = e.what();
+    }
+    return !any_rank_has_usage_error(mpi_, "ddpscale sweep", usage_error);
   }
-  DDPSCALE_MPI_CHECK(MPI_Bcast(skip.data(), static_cast<int>(skip.size()), MPI_INT, 0, mpi.world().handle()));
-  install_stop_handlers(leader);
+
+  // Rank 0 accepts or refuses --out and finds the configurations already done (--resume);
+  // every rank learns both. False after a refusal was reported.
+  bool agree_on_output() {
+    skip_.assign(configs_.size(), 0);
+    if (!agree_on_leaders_error(on_leader([&] { return plan_output(options_, configs_, device_.cuda, skip_); })))
+      return false;
+    DDPSCALE_MPI_CHECK(MPI_Bcast(skip_.data(), static_cast<int>(skip_.size()), MPI_INT, 0, mpi_.world().handle()));
+    return true;
+  }
 
   // One group and one communicator per world size, made once: creating an NCCL
   // communicator costs far more than a configuration's short runs.
-  std::set<int> worlds;
-  for (const auto& c : configs) worlds.insert(c.options.world_size);
-  std::map<int, std::unique_ptr<MpiGroup>> groups;
-  std::map<int, std::unique_ptr<Communicator>> comms;
-  for (int w : worlds) {
-    groups[w] = mpi.world().split(mpi.rank() < w ? 0 : -1);
-    if (groups[w]) comms[w] = make_training_communicator(*groups[w], device);
-  }
-
-  const StudyMetadata metadata = collect_study_metadata(mpi, options.command_line);
-  std::string store_error;
-  const int widest = *worlds.rbegin();
-  // A resumed study keeps the study.h5 (and allreduce sweep) of its first launch: measure
-  // only when one will be written. Rank 0 looks, every rank learns.
-  int new_study = leader && (options.overwrite || !fs::exists(fs::path(options.out_dir) / kStudyFileName));
-  DDPSCALE_MPI_CHECK(MPI_Bcast(&new_study, 1, MPI_INT, 0, mpi.world().handle()));
-  CommBenchTable bench;
-  if (new_study && options.commbench && widest > 1 && groups[widest])
-    bench = quick_commbench(*comms[widest], *groups[widest]);
-  if (leader && new_study) {
-    StoringGuard storing;
-    try {
-      StudyMetadata with_spec = metadata;
-      with_spec.spec_text = spec.text;
-      write_study(options.out_dir, with_spec, bench);
-    } catch (const std::exception& e) {
-      store_error = one_line(e.what());
+  void make_groups_and_communicators() {
+    for (const auto& c : configs_) worlds_.insert(c.options.world_size);
+    for (int w : worlds_) {
+      groups_[w] = mpi_.world().split(mpi_.rank() < w ? 0 : -1);
+      if (groups_[w]) comms_[w] = make_training_communicator(*groups_[w], device_);
     }
   }
-  store_error = broadcast_verdict(mpi.world(), store_error);
-  if (!store_error.empty()) {
-    if (leader) std::fprintf(stderr, "ddpscale sweep: %s\n", store_error.c_str());
-    return 1;
+
+  // study.h5: the study's metadata, its spec and an allreduce sweep. A resumed study keeps
+  // the one of its first launch: measure only when one will be written. Rank 0 looks and
+  // writes, every rank learns. False after a write error was reported.
+  bool write_study_file() {
+    const StudyMetadata metadata = collect_study_metadata(mpi_, options_.command_line);
+    const int widest = *worlds_.rbegin();
+    int new_study = leader_ && (options_.overwrite || !fs::exists(fs::path(options_.out_dir) / kStudyFileName));
+    DDPSCALE_MPI_CHECK(MPI_Bcast(&new_study, 1, MPI_INT, 0, mpi_.world().handle()));
+    CommBenchTable bench;
+    if (new_study && options_.commbench && widest > 1 && groups_[widest])
+      bench = quick_commbench(*comms_[widest], *groups_[widest]);
+    if (!new_study) return agree_on_leaders_error("");
+    return agree_on_leaders_error(on_leader([&] {
+      StoringGuard storing;
+      StudyMetadata with_spec = metadata;
+      with_spec.spec_text = spec_.text;
+      write_study(options_.out_dir, with_spec, bench);
+      return std::string();
+    }));
   }
 
-  size_t total_runs = 0;
-  for (const auto& c : configs) total_runs += static_cast<size_t>(c.options.runs);
-  Progress progress(configs.size(), total_runs);
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (skip[i]) progress.skipped(static_cast<size_t>(configs[i].options.runs));
-  progress.mark_resume_point();
-  if (leader)
-    std::fprintf(stderr, "[sweep] %s: %zu configurations (%zu already done), %zu runs, profile %s, out %s\n",
-                 spec.name.c_str(), configs.size(), static_cast<size_t>(std::count(skip.begin(), skip.end(), 1)),
-                 total_runs, configs.empty() ? "default" : configs.front().nccl_profile.c_str(), options.out_dir.c_str());
+  Progress start_progress() {
+    size_t total_runs = 0;
+    for (const auto& c : configs_) total_runs += static_cast<size_t>(c.options.runs);
+    Progress progress(configs_.size(), total_runs);
+    for (size_t i = 0; i < configs_.size(); ++i)
+      if (skip_[i]) progress.skipped(static_cast<size_t>(configs_[i].options.runs));
+    progress.mark_resume_point();
+    if (leader_)
+      std::fprintf(stderr, "[sweep] %s: %zu configurations (%zu already done), %zu runs, profile %s, out %s\n",
+                   spec_.name.c_str(), configs_.size(), static_cast<size_t>(std::count(skip_.begin(), skip_.end(), 1)),
+                   total_runs, configs_.empty() ? "default" : configs_.front().nccl_profile.c_str(),
+                   options_.out_dir.c_str());
+    return progress;
+  }
 
-  std::vector<std::string> without_ok_run;  // rank 0: configurations whose every run failed
+  // Runs configuration i, or i and its twin i + 1 interleaved, and stores them; returns how
+  // many configurations that was, 0 after a write error was reported.
+  size_t run_configuration_or_twins(size_t i, Progress& progress) {
+    // With interleave_runs, a 1-rank configuration and its N-rank twin next to it alternate
+    // run by run (A B B A ...), so a drift of the machine moves both halves of the speedup.
+    const bool interleave = spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i + 1] &&
+                            run_twins(configs_[i], configs_[i + 1], device_.cuda);
+    const size_t members = interleave ? 2 : 1;
+    const auto on_run_done = [&](const RunRecord&) { progress.run_done(); };
+    std::vector<std::unique_ptr<ConfigurationRuns>> runs(members);
+    std::shared_ptr<InitialModel> shared_model;  // twins start from the same parameters: one copy
+    for (size_t m = 0; m < members; ++m) {
+      const TrainOptions& o = configs_[i + m].options;
+      if (!groups_[o.world_size]) continue;
+      if (!shared_model) shared_model = make_initial_model(o, device_);
+      runs[m] = std::make_unique<ConfigurationRuns>(o, *groups_[o.world_size], comms_[o.world_size].get(), device_,
+                                                    shared_model);
+    }
+    if (interleave) {
+      for (int k = 0; k < configs_[i].options.runs; ++k)
+        for (size_t j = 0; j < 2; ++j) {
+          const size_t m = k % 2 == 0 ? j : 1 - j;
+          if (runs[m]) runs[m]->run_next(on_run_done);
+          sleepy_barrier(mpi_.world());  // the other twin's ranks wait for this run
+        }
+    } else if (runs[0]) {
+      runs[0]->run_remaining(on_run_done);
+    }
+    for (size_t m = 0; m < members; ++m) {
+      const std::string note = runs[m] && leader_ ? store(configs_[i + m], runs[m]->take_record()) : "";
+      sleepy_barrier(mpi_.world());
+      if (!agree_on_leaders_error(store_error_, "\n")) return 0;
+      if (leader_) progress.config_done(config_id(params_of(configs_[i + m], device_.cuda)), note);
+    }
+    return members;
+  }
+
   // Rank 0 stores a finished configuration; returns its summary line for the progress output.
-  const auto store = [&](const SweepConfig& config, ConfigRecord record) {
+  std::string store(const SweepConfig& config, ConfigRecord record) {
     record.params.nccl_profile = config.nccl_profile;
     record.params.nccl_variables = nccl_variables_in_effect();
     record.id = config_id(record.params);
@@ -389,61 +376,66 @@ int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec
     StoringGuard storing;
     const bool any_ok = std::any_of(record.runs.begin(), record.runs.end(),
                                     [](const RunRecord& run) { return run.status == RunStatus::ok; });
-    if (!any_ok) without_ok_run.push_back(record.id);
+    if (!any_ok) without_ok_run_.push_back(record.id);
     try {
-      write_config(options.out_dir, record);
+      write_config(options_.out_dir, record);
       return config_summary_line(record);
     } catch (const std::exception& e) {
-      store_error = one_line(e.what());
+      store_error_ = one_line(e.what());
       return std::string();
     }
-  };
-  const auto on_run_done = [&](const RunRecord&) { progress.run_done(); };
-  for (size_t i = 0; i < configs.size(); ++i) {
-    if (skip[i]) continue;
-    // With interleave_runs, a 1-rank configuration and its N-rank twin next to it alternate
-    // run by run (A B B A ...), so a drift of the machine moves both halves of the speedup.
-    const bool interleave = spec.interleave_runs && i + 1 < configs.size() && !skip[i + 1] &&
-                            run_twins(configs[i], configs[i + 1], device.cuda);
-    const size_t members = interleave ? 2 : 1;
-    std::vector<std::unique_ptr<ConfigurationRuns>> runs(members);
-    std::shared_ptr<InitialModel> shared_model;  // twins start from the same parameters: one copy
-    for (size_t m = 0; m < members; ++m) {
-      const TrainOptions& o = configs[i + m].options;
-      if (!groups[o.world_size]) continue;
-      if (!shared_model) shared_model = make_initial_model(o, device);
-      runs[m] = std::make_unique<ConfigurationRuns>(o, *groups[o.world_size], comms[o.world_size].get(), device,
-                                                    shared_model);
-    }
-    if (interleave) {
-      for (int k = 0; k < configs[i].options.runs; ++k)
-        for (size_t j = 0; j < 2; ++j) {
-          const size_t m = k % 2 == 0 ? j : 1 - j;
-          if (runs[m]) runs[m]->run_next(on_run_done);
-          sleepy_barrier(mpi.world());  // the other twin's ranks wait for this run
-        }
-    } else if (runs[0]) {
-      runs[0]->run_remaining(on_run_done);
-    }
-    for (size_t m = 0; m < members; ++m) {
-      const std::string note = runs[m] && leader ? store(configs[i + m], runs[m]->take_record()) : "";
-      sleepy_barrier(mpi.world());
-      store_error = broadcast_verdict(mpi.world(), store_error);
-      if (!store_error.empty()) {
-        if (leader) std::fprintf(stderr, "\nddpscale sweep: %s\n", store_error.c_str());
-        return 1;
-      }
-      if (leader) progress.config_done(config_id(params_of(configs[i + m], device.cuda)), note);
-    }
-    i += members - 1;
   }
-  if (leader) std::fprintf(stderr, "[sweep] done: %zu configurations in %s\n", configs.size(), options.out_dir.c_str());
-  if (leader && !without_ok_run.empty()) {
-    std::fprintf(stderr, "[sweep] %zu configuration(s) have no successful run (their failures are stored; "
-                         "`ddpscale report` lists them), e.g. %s\n", without_ok_run.size(), without_ok_run.front().c_str());
-    return 3;
+
+  // Runs `work` on rank 0 only and returns its error ("" none); what it throws becomes a
+  // one-line error. Other ranks return "".
+  std::string on_leader(const std::function<std::string()>& work) const {
+    if (!leader_) return "";
+    try {
+      return work();
+    } catch (const std::exception& e) {
+      return one_line(e.what());
+    }
   }
-  return 0;
+
+  // Every rank learns rank 0's error; rank 0 prints one as "ddpscale sweep: <error>" (after
+  // `before`). True when there was none.
+  bool agree_on_leaders_error(const std::string& error, const char* before = "") const {
+    const std::string verdict = broadcast_verdict(mpi_.world(), error);
+    if (verdict.empty()) return true;
+    if (leader_) std::fprintf(stderr, "%sddpscale sweep: %s\n", before, verdict.c_str());
+    return false;
+  }
+
+  int report_end() const {
+    if (leader_)
+      std::fprintf(stderr, "[sweep] done: %zu configurations in %s\n", configs_.size(), options_.out_dir.c_str());
+    if (leader_ && !without_ok_run_.empty()) {
+      std::fprintf(stderr, "[sweep] %zu configuration(s) have no successful run (their failures are stored; "
+                           "`ddpscale report` lists them), e.g. %s\n", without_ok_run_.size(),
+                   without_ok_run_.front().c_str());
+      return 3;
+    }
+    return 0;
+  }
+
+  const MpiContext& mpi_;
+  const DeviceChoice& device_;
+  const SweepSpec& spec_;
+  const SweepOptions& options_;
+  const bool leader_;
+  std::vector<SweepConfig> configs_;
+  std::vector<int> skip_;  // 1: already complete in --out (--resume)
+  std::set<int> worlds_;
+  std::map<int, std::unique_ptr<MpiGroup>> groups_;  // null where this rank is not a member
+  std::map<int, std::unique_ptr<Communicator>> comms_;
+  std::string store_error_;                  // rank 0: a configuration's file could not be written
+  std::vector<std::string> without_ok_run_;  // rank 0: configurations whose every run failed
+};
+
+}  // namespace
+
+int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options) {
+  return SweepLaunch(mpi, device, spec, options).run();
 }
 
 }  // namespace ddpscale

@@ -29,7 +29,8 @@ struct SweepOptions {
 // SIGTERM every rank leaves at once (rank 0 first finishes a file it is writing), the
 // configuration under way is abandoned, finished ones stay, --resume continues. Under
 // mpirun, signalling mpirun itself makes it exit 1 whatever the ranks return; signalling the
-// ranks (as srun and SLURM pre-emption do) gives 130. docs/reliability.md has the details.
+// ranks (as srun and SLURM pre-emption do) gives 130 (study/stop_signals.hpp; docs/reliability.md has
+// the details).
 int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options);
 
 }  // namespace ddpscale
