@@ -2,6 +2,8 @@
 // broadcast, the unused-parameter error, and phases that add up to the step. Built twice:
 // on CPU with the MPI backend (label mpi), and with DDPSCALE_TEST_ON_GPU on 2 GPUs with
 // NCCL (label gpu, skipped without GPUs).
+// Over 500 lines on purpose: both binaries must compile exactly the same cases, and the
+// equivalence cases share the setup helpers and the tolerance argued below.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>

@@ -3,6 +3,7 @@
 
 #include "launch/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "commbench.hpp"
 #include "launch/launch_prologue.hpp"
 #include "mpi_context.hpp"
@@ -72,10 +73,7 @@ int run_commbench_command(int argc, char** argv) {
   LaunchOptions launch;
   try {
     args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+    if (printed_help(options, args)) return 0;
     bench = validated_options(args);
     launch = launch_options_from(args);
     apply_nccl_profile(parse_nccl_profile("command line", args["nccl-env"].as<std::string>()));

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "mpi_context.hpp"
 #include "launch/system_report.hpp"
 
@@ -12,10 +13,7 @@ int run_info_command(int argc, char** argv) {
                                     "and HDF5, the GPUs and the link between each pair.");
   options.add_options()("h,help", "show this help");
   const auto args = options.parse(argc, argv);
-  if (args.count("help")) {
-    std::cout << options.help() << std::endl;
-    return 0;
-  }
+  if (printed_help(options, args)) return 0;
   MpiContext mpi(&argc, &argv);
   const std::string json = system_report_json(mpi);
   if (mpi.rank() == 0) std::cout << json << std::endl;

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "model_registry.hpp"
 
 namespace ddpscale {
@@ -23,10 +24,7 @@ int run_models_command(int argc, char** argv) {
   std::vector<std::string> names;
   try {
     const auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+    if (printed_help(options, args)) return 0;
     names = args.count("names") ? args["names"].as<std::vector<std::string>>() : builtin_model_names();
     std::vector<ModelDescription> described;
     for (const auto& name : names) described.push_back(describe_model(name, ModelOptions{}));

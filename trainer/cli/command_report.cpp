@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "model_registry.hpp"
 #include "report_writer.hpp"
 #include "study_analysis.hpp"
@@ -49,10 +50,7 @@ int run_report_command(int argc, char** argv) {
   std::vector<std::string> inputs;
   try {
     const auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+    if (printed_help(options, args)) return 0;
     if (!args.count("studies")) {
       std::cerr << "ddpscale report: no study given: ddpscale report STUDY_DIR [...] --out REPORT_DIR" << std::endl;
       return 2;

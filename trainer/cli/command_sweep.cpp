@@ -1,8 +1,8 @@
 #include <cxxopts.hpp>
-#include <iostream>
 
 #include "launch/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "launch/launch_prologue.hpp"
 #include "mpi_context.hpp"
 #include "study/sweep_runner.hpp"
@@ -43,10 +43,7 @@ int run_sweep_command(int argc, char** argv) {
   std::string usage_error;
   try {
     args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+    if (printed_help(options, args)) return 0;
     if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
     sweep.dry_run = args.count("dry-run") > 0;
     if (!args.count("out") && !sweep.dry_run)
@@ -60,22 +57,13 @@ int run_sweep_command(int argc, char** argv) {
     sweep.command_line = joined_command_line(argc, argv);
     launch = launch_options_from(args);
     spec = load_sweep_spec(sweep.spec_path);
-  } catch (const cxxopts::exceptions::exception& e) {
-    usage_error = explain_option_error(e, argc, argv, program);
   } catch (const std::exception& e) {
-    usage_error = e.what();
+    usage_error = usage_error_text(e, argc, argv, program);
   }
   MpiContext mpi(&argc, &argv);
-  DeviceChoice device;
-  if (usage_error.empty()) {
-    try {
-      device = start_on_device(mpi, launch);
-    } catch (const std::exception& e) {
-      usage_error = e.what();
-    }
-  }
-  if (any_rank_has_usage_error(mpi, program, usage_error)) return 2;
-  return run_sweep(mpi, device, spec, sweep);
+  const auto device = agree_on_device(mpi, program, launch, usage_error);
+  if (!device) return 2;
+  return run_sweep(mpi, *device, spec, sweep);
 }
 
 }  // namespace ddpscale

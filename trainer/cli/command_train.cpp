@@ -1,8 +1,8 @@
 #include <cxxopts.hpp>
-#include <iostream>
 
 #include "launch/cli_util.hpp"
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "study/config_runner.hpp"
 #include "launch/launch_prologue.hpp"
 #include "model_registry.hpp"
@@ -106,29 +106,19 @@ int run_train_command(int argc, char** argv) {
   std::string usage_error;
   try {
     args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help({"model", "training", "ddp", "measurement", "launch"}) << std::endl;
-      return 0;
-    }
+    if (printed_help(options, args, {"model", "training", "ddp", "measurement", "launch"})) return 0;
     train = train_options_from(args);
     launch = launch_options_from(args);
     describe_model(train.model, model_options_from(train));  // unknown model or size family
-  } catch (const cxxopts::exceptions::exception& e) {
-    usage_error = explain_option_error(e, argc, argv, program);
   } catch (const std::exception& e) {
-    usage_error = e.what();
+    usage_error = usage_error_text(e, argc, argv, program);
   }
   MpiContext mpi(&argc, &argv);
-  DeviceChoice device;
-  if (usage_error.empty()) {
-    try {
-      device = start_on_device(mpi, launch);
-      validate_train_options(train, mpi.size(), device.cuda);
-    } catch (const std::exception& e) {
-      usage_error = e.what();
-    }
-  }
-  if (any_rank_has_usage_error(mpi, program, usage_error)) return 2;
+  const auto chosen = agree_on_device(mpi, program, launch, usage_error, [&](const DeviceChoice& device) {
+    validate_train_options(train, mpi.size(), device.cuda);
+  });
+  if (!chosen) return 2;
+  const DeviceChoice device = *chosen;
   const int world = effective_world_size(train, mpi.size());
   auto group = mpi.world().split(mpi.rank() < world ? 0 : -1);
   if (!group) return 0;  // this rank is not part of the requested world size

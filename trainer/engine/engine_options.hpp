@@ -1,6 +1,7 @@
 // What one training session reads: the model, its optimizer, the DDP settings and how many
-// steps to time. The study's TrainOptions (study/train_options.hpp) carries more (runs,
-// scaling, world size) and is turned into this per run by engine_options().
+// steps to time. The study's TrainOptions (study/train_options.hpp) extends it with how a
+// configuration runs (runs, scaling, world size) and gives each run its own by
+// engine_options() (batch per rank, whether this run times its phases).
 #pragma once
 #include <cstdint>
 #include <string>

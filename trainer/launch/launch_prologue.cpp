@@ -38,6 +38,27 @@ DeviceChoice start_on_device(const MpiContext& mpi, const LaunchOptions& launch)
   return device;
 }
 
+std::string usage_error_text(const std::exception& error, int argc, char** argv, const std::string& program) {
+  if (dynamic_cast<const cxxopts::exceptions::exception*>(&error)) return explain_option_error(error, argc, argv, program);
+  return error.what();
+}
+
+std::optional<DeviceChoice> agree_on_device(const MpiContext& mpi, const std::string& program,
+                                            const LaunchOptions& launch, std::string usage_error,
+                                            const std::function<void(const DeviceChoice&)>& check) {
+  DeviceChoice device;
+  if (usage_error.empty()) {
+    try {
+      device = start_on_device(mpi, launch);
+      if (check) check(device);
+    } catch (const std::exception& e) {
+      usage_error = e.what();
+    }
+  }
+  if (any_rank_has_usage_error(mpi, program, usage_error)) return std::nullopt;
+  return device;
+}
+
 std::unique_ptr<Communicator> make_communicator(const MpiGroup& group, const DeviceChoice& device) {
 #ifdef DDPSCALE_CUDA
   if (device.cuda) return make_nccl_communicator(group, device.device_index);

@@ -2,7 +2,10 @@
 // (--device, --allow-shared-gpu, --comm-timeout: one declaration, one help text, one
 // validation), the device every rank uses, and the communicator of a group of ranks.
 #pragma once
+#include <exception>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "communicator.hpp"
@@ -34,6 +37,18 @@ LaunchOptions launch_options_from(const cxxopts::ParseResult& args);
 // After MPI starts: the device of this rank (choose_device) and, on CPU, its share of the
 // node's cores (share_cpu_cores). Throws UsageError as choose_device does.
 DeviceChoice start_on_device(const MpiContext& mpi, const LaunchOptions& launch);
+
+// The one line a usage error shows: cxxopts' parse errors explained (explain_option_error),
+// others as they are.
+std::string usage_error_text(const std::exception& error, int argc, char** argv, const std::string& program);
+
+// After MPI starts, on every rank: unless `usage_error` already holds one, the device
+// (start_on_device) and then `check` (what needs the device, e.g. the options' validation);
+// the ranks agree on the first error (any_rank_has_usage_error), which rank 0 reports as
+// "<program>: <message>". nullopt: an error was reported and the command exits 2.
+std::optional<DeviceChoice> agree_on_device(const MpiContext& mpi, const std::string& program,
+                                            const LaunchOptions& launch, std::string usage_error,
+                                            const std::function<void(const DeviceChoice&)>& check = nullptr);
 
 // The communicator of `group` on `device`: NCCL on a GPU, MPI on the CPU.
 std::unique_ptr<Communicator> make_communicator(const MpiGroup& group, const DeviceChoice& device);

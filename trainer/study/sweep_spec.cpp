@@ -257,8 +257,8 @@ struct SweepDimension {
   bool communication_only = false;
 };
 
-template <typename T>
-SweepDimension dimension(const char* field, const std::vector<T>& values, T TrainOptions::*member,
+template <typename T, typename Options>  // Options: TrainOptions or the EngineOptions it extends
+SweepDimension dimension(const char* field, const std::vector<T>& values, T Options::*member,
                          bool communication_only = false) {
   return {field, values.size(), [&values, member](TrainOptions& o, size_t i) { o.*member = values[i]; },
           communication_only};

@@ -145,41 +145,11 @@ std::string resolved_optimizer(const TrainOptions& o, bool on_cuda) {
   return resolved_optimizer(o.optimizer, o.optimizer_impl, on_cuda);
 }
 
-ModelOptions model_options_from(const TrainOptions& o) {
-  ModelOptions m;
-  if (o.seq_len > 0) m.seq_len = o.seq_len;
-  if (o.features > 0) m.features = o.features;
-  if (o.vocab > 0) m.vocab = o.vocab;
-  if (o.classes > 0) m.classes = o.classes;
-  m.dropout = o.dropout;
-  return m;
-}
-
 EngineOptions engine_options(const TrainOptions& o, int world_size, int run_index) {
-  EngineOptions e;
-  e.model = o.model;
-  e.seq_len = o.seq_len;
-  e.features = o.features;
-  e.vocab = o.vocab;
-  e.classes = o.classes;
-  e.dropout = o.dropout;
+  EngineOptions e = o;
   e.batch = batch_per_rank(o, world_size);
-  e.seed = o.seed;
-  e.optimizer = o.optimizer;
-  e.optimizer_impl = o.optimizer_impl;
-  e.lr = o.lr;
-  e.bucket_mb = o.bucket_mb;
-  e.first_bucket_mb = o.first_bucket_mb;
-  e.overlap = o.overlap;
   e.phase_timing = phase_timed_run(o, run_index);
-  e.data = o.data;
   e.dtype = canonical_dtype(o.dtype);
-  e.exec = o.exec;
-  e.allreduce_dtype = o.allreduce_dtype;
-  e.warmup = o.warmup;
-  e.steps = o.steps;
-  e.gpu_busy_steps = o.gpu_busy_steps;
-  e.gpu_kernels = o.gpu_kernels;
   return e;
 }
 

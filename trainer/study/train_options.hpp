@@ -9,33 +9,16 @@
 
 namespace ddpscale {
 
-struct TrainOptions {
-  std::string model = "mlp-medium";
-  int64_t seq_len = 0, features = 0, vocab = 0, classes = 0;  // 0 = the model's documented default
-  bool dropout = true;
-  int64_t batch = 32;               // per rank (weak scaling) or global (strong scaling)
+// What the engine reads for one run (EngineOptions: model, optimizer, DDP settings, steps)
+// plus how a configuration runs. `batch` here is per rank (weak scaling) or global (strong
+// scaling); the engine gets the batch per rank (engine_options()).
+struct TrainOptions : EngineOptions {
   std::string scaling = "weak";     // weak | strong
   int world_size = 0;               // ranks that train; 0 = every launched rank
   int runs = 5;
-  int warmup = 10;
-  int steps = 100;
-  uint64_t seed = 42;
-  std::string optimizer = "adam";   // adam | sgd
-  std::string optimizer_impl = "auto";  // auto (fused Adam on GPUs) | libtorch | fused
-  double lr = 1e-3;
-  double bucket_mb = 25.0;
-  double first_bucket_mb = 1.0;    // PyTorch's default: communication starts early in backward
-  bool overlap = true;
-  bool phase_timing = true;
   // Runs time phases in the pattern on, off, off, on (repeated), so the clock's own cost is
   // measured between neighbouring runs of one launch, where the machine's drift cancels.
   bool alternate_phase_timing = false;
-  std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
-  std::string dtype = "float32";   // float32 | bfloat16 (autocast forward; see mixed_precision.hpp)
-  std::string exec = "eager";      // eager | graph (the whole step as one CUDA graph; see training_session.hpp)
-  std::string allreduce_dtype = "float32";  // float32 | bfloat16: gradients cast for the allreduce only
-  int gpu_busy_steps = 0;          // > 0: after the measured steps, profile this many for the GPU-busy floor (gpu_busy.hpp)
-  std::string gpu_kernels;         // non-empty: each rank writes the profiled steps' kernel table (kernel_table_path)
 };
 
 // Whether run `run_index` times its phases: every run, none, or (alternate_phase_timing)
@@ -64,9 +47,6 @@ ConfigParams config_params(const TrainOptions& options, int world_size, int64_t 
 
 // "adam-fused" where the fused CUDA kernel will run, else "adam" / "sgd".
 std::string resolved_optimizer(const TrainOptions& options, bool on_cuda);
-
-// The model options a configuration builds its model with (0 fields keep the model's defaults).
-ModelOptions model_options_from(const TrainOptions& options);
 
 // What the training session of run `run_index` on `world_size` ranks reads: the batch per
 // rank, whether this run times its phases (phase_timed_run), the rest as given.
