@@ -8,7 +8,7 @@
 # only and calibrated leave-one-out), printing one line per link shape.
 #
 #   bash tests/cluster/link_prediction.sh [--bin DDPSCALE] [--spec SPEC] [--predict CMD] [--launch hostfile|sbatch] OUT [RATE...]   (as root)
-#   e.g. bash tests/cluster/link_prediction.sh --bin /tmp/cluster-bin/ddpscale --predict /tmp/pdriver /tmp/linkpred 2gbit 1gbit 500mbit
+#   e.g. bash tests/cluster/link_prediction.sh /tmp/linkpred 2gbit 1gbit 500mbit
 #
 # --launch hostfile (default): mpirun --hostfile with a rankfile that binds node1's rank to
 #   core 0 and node2's to core 1, as two one-core nodes would be (each rank still runs the
@@ -17,8 +17,8 @@
 #   users' launch, whose mpirun binds nothing: both nodes' ranks and their threads share both
 #   cores, and the 2-rank steps are several times slower than compute + allreduce
 #   (docs/benchmarks.md shows how far the prediction misses then).
-# PREDICT is run as `PREDICT STUDY_DIR OUT_DIR` (default: `DDPSCALE predict STUDY_DIR --out OUT_DIR`
-# once the CLI has it; until then the driver /tmp/pdriver). RATE defaults: 2gbit 1gbit 500mbit.
+# PREDICT is run as `PREDICT STUDY_DIR OUT_DIR` (default: `DDPSCALE predict STUDY_DIR --out OUT_DIR`).
+# RATE defaults: 2gbit 1gbit 500mbit.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
