@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "study_comparison.hpp"
 
 namespace ddpscale {
@@ -30,10 +31,7 @@ int run_compare_command(int argc, char** argv) {
   std::string a, b, out;
   try {
     const auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+    if (printed_help(options, args)) return 0;
     if (!args.count("study-a") || !args.count("study-b")) {
       std::cerr << "ddpscale compare: give two studies: ddpscale compare STUDY_A STUDY_B --out DIR" << std::endl;
       return 2;

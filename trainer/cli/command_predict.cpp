@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/help_option.hpp"
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
 
@@ -66,10 +67,7 @@ int run_predict_command(int argc, char** argv) {
   std::string input, out;
   try {
     const auto args = options.parse(argc, argv);
-    if (args.count("help")) {
-      std::cout << options.help() << std::endl;
-      return 0;
-    }
+    if (printed_help(options, args)) return 0;
     if (!args.count("study")) throw UsageError("no study given: ddpscale predict STUDY_DIR --gpus 4,8 --out DIR");
     input = args["study"].as<std::string>();
     out = args["out"].as<std::string>();
