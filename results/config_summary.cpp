@@ -54,6 +54,12 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
   if (summary.runs_total > 0)
     summary.success_rate = static_cast<double>(summary.runs_ok) / static_cast<double>(summary.runs_total);
 
+  for (const RunRecord& run : config.runs) {
+    if (run.start_unix_ms <= 0) continue;
+    if (summary.first_start_ms == 0 || run.start_unix_ms < summary.first_start_ms) summary.first_start_ms = run.start_unix_ms;
+    summary.last_start_ms = std::max(summary.last_start_ms, run.start_unix_ms);
+  }
+
   std::vector<double> throughputs;
   for (const RunRecord* run : ok_runs) throughputs.push_back(run->samples_per_second);
   const OutlierFilterResult filtered = remove_outliers_modified_z(throughputs);
@@ -100,6 +106,12 @@ ConfigSpeedup speedup_over_one_gpu(const ConfigSummary& one_gpu, const ConfigSum
   result.speedup_ci = estimate.speedup_ci;
   result.p_value = welch_t_test(n_gpu.kept_throughputs, one_gpu.kept_throughputs).p_value;
   return result;
+}
+
+RunOrder run_order(const ConfigSummary& a, const ConfigSummary& b) {
+  if (a.first_start_ms == 0 || b.first_start_ms == 0) return RunOrder::unknown;
+  const bool overlap = a.first_start_ms <= b.last_start_ms && b.first_start_ms <= a.last_start_ms;
+  return overlap ? RunOrder::interleaved : RunOrder::one_after_the_other;
 }
 
 }  // namespace ddpscale

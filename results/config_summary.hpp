@@ -49,7 +49,16 @@ struct ConfigSummary {
   // busy, and on 2 H200s the rank that reached the collective first looked 3x busier
   // (1,742 against 117 us per step). NaN where not measured.
   double gpu_busy_us = kNaN;
+  // When the first and the last run started (Unix ms, rank 0's clock), over every run of
+  // the configuration; 0 where the runs' start times were not stored (before 2026-11-23).
+  int64_t first_start_ms = 0, last_start_ms = 0;
 };
+
+// In what order a 1-GPU configuration's runs and its N-GPU twin's ran, read from their
+// start times: interleaved (the two spans overlap: the runs alternated, as a sweep's
+// interleave_runs does), one after the other, or unknown (start times not stored).
+enum class RunOrder { unknown, interleaved, one_after_the_other };
+RunOrder run_order(const ConfigSummary& a, const ConfigSummary& b);
 
 // Failed runs out (counted), then outliers by modified Z-score (> 3.5) on the runs'
 // throughputs; a run that is an outlier in throughput leaves every summary, so that the

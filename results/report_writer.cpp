@@ -537,6 +537,24 @@ class ReportBuilder {
     return text;
   }
 
+  // How the halves of the speedups ran, from the runs' start times (config_summary.hpp).
+  std::string run_order_text() const {
+    size_t interleaved = 0, apart = 0, unknown = 0;
+    for (const Comparison& c : a_.comparisons) {
+      switch (run_order(a_.configs[c.one_gpu], a_.configs[c.n_gpu])) {
+        case RunOrder::interleaved: ++interleaved; break;
+        case RunOrder::one_after_the_other: ++apart; break;
+        case RunOrder::unknown: ++unknown; break;
+      }
+    }
+    if (a_.comparisons.empty()) return "no N-GPU configuration with a 1-GPU twin";
+    std::string text = "of " + std::to_string(a_.comparisons.size()) + " comparisons, " + std::to_string(interleaved) +
+                       " ran their 1-GPU and N-GPU runs interleaved (A B B A, the sweep's default), " +
+                       std::to_string(apart) + " one configuration after the other";
+    if (unknown > 0) text += ", " + std::to_string(unknown) + " without stored start times";
+    return text;
+  }
+
   void methodology() {
     std::set<std::string> plans;
     size_t outliers = 0, failed = 0;
@@ -557,6 +575,7 @@ class ReportBuilder {
         "Outliers: modified Z-score (Iglewicz and Hoaglin) of run throughputs above 3.5 removed: " +
             std::to_string(outliers) + " runs in all, counted per configuration in " + section_ref(Section::results_per_model) + ".",
         "Failed runs (excluded, counted): " + std::to_string(failed) + ".",
+        "Run order: " + run_order_text() + ".",
         "Means with 95% Student-t intervals; medians and quartiles (R type 7) in summary.csv.",
         "Speedup: ratio of mean throughputs, 95% percentile bootstrap (10,000 resamples of each group, fixed seed "
         "20240917); efficiency = speedup / ranks; p: Welch's two-tailed t-test.",

@@ -538,6 +538,29 @@ TEST(ConfigReduction, FailedRunsCountedOutliersRemovedSummariesOverKeptRuns) {
   EXPECT_DOUBLE_EQ(step.sd, 0);
 }
 
+// Run order from start times: a twin whose runs alternated with the 1-GPU runs spans the
+// same minutes; one run after the other does not; files without start times say unknown.
+TEST(ConfigReduction, RunOrderOfTwinsFromTheirStartTimes) {
+  auto config_started_at = [](std::vector<int64_t> starts) {
+    ConfigRecord c;
+    for (size_t k = 0; k < starts.size(); ++k) {
+      c.runs.push_back(two_rank_run(static_cast<int>(k), 1000 + static_cast<double>(k)));
+      c.runs.back().start_unix_ms = starts[k];
+    }
+    return summarize_config(c);
+  };
+  const ConfigSummary one = config_started_at({1000, 4000, 5000, 8000});  // A B B A A B B A
+  const ConfigSummary two = config_started_at({2000, 3000, 6000, 7000});
+  EXPECT_EQ(one.first_start_ms, 1000);
+  EXPECT_EQ(one.last_start_ms, 8000);
+  EXPECT_EQ(run_order(one, two), RunOrder::interleaved);
+  const ConfigSummary later = config_started_at({9000, 9500, 9900, 12000});
+  EXPECT_EQ(run_order(one, later), RunOrder::one_after_the_other);
+  const ConfigSummary unstamped = config_started_at({0, 0, 0, 0});
+  EXPECT_EQ(unstamped.first_start_ms, 0);
+  EXPECT_EQ(run_order(one, unstamped), RunOrder::unknown);
+}
+
 TEST(ConfigReduction, UntimedPhasesAndEmptyConfigsGiveNaN) {
   ConfigRecord c;
   RunRecord run = two_rank_run(0, 1000);

@@ -4,7 +4,6 @@
 #include <set>
 
 #include "config_fields.hpp"
-#include "launch/cli_util.hpp"
 #include "study/sweep_spec.hpp"
 
 namespace ddpscale {
@@ -38,8 +37,8 @@ TEST(SweepSpec, ParsesTheGridAndDefaults) {
 // Interleaving twins' runs is opt-in, and only true or false are accepted.
 TEST(SweepSpec, InterleaveRunsIsABooleanOffByDefault) {
   const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\n";
-  EXPECT_FALSE(parse_sweep_spec(grid, "s.yaml").interleave_runs);
-  EXPECT_TRUE(parse_sweep_spec(grid + "interleave_runs: true\n", "s.yaml").interleave_runs);
+  EXPECT_TRUE(parse_sweep_spec(grid, "s.yaml").interleave_runs);  // on unless asked otherwise
+  EXPECT_FALSE(parse_sweep_spec(grid + "interleave_runs: false\n", "s.yaml").interleave_runs);
   EXPECT_NE(error_of(grid + "interleave_runs: sometimes\n").find("key 'interleave_runs': expected true or false"),
             std::string::npos)
       << error_of(grid + "interleave_runs: sometimes\n");
@@ -163,7 +162,6 @@ TEST(SweepSpec, ExecIsADimension) {
             "spec.yaml:4: key 'exec': 'jit' is not eager or graph");
 }
 
-// What --exec graph needs, each refused with a message saying what to change.
 // expand_sweep walks exactly the fields the table marks as sweep dimensions: a new
 // dimension in the table without its setter in sweep_spec.cpp (or the reverse) fails here.
 TEST(SweepSpec, ExpansionVariesTheTablesSweepDimensions) {
@@ -173,84 +171,6 @@ TEST(SweepSpec, ExpansionVariesTheTablesSweepDimensions) {
   const auto walked = swept_fields();
   EXPECT_EQ(std::set<std::string>(walked.begin(), walked.end()), table);
   EXPECT_EQ(walked.size(), table.size()) << "a field walked twice";
-}
-
-TEST(TrainOptions, GraphModeRequirementsAreNamed) {
-  auto message = [](TrainOptions o, bool on_cuda) {
-    try {
-      validate_train_options(o, 2, on_cuda);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  TrainOptions o;
-  o.model = "mlp-medium";
-  o.exec = "jit";
-  EXPECT_EQ(message(o, true), "--exec 'jit' is not eager or graph");
-  o.exec = "graph";
-  if (!built_with_cuda_graphs()) {
-    // This build (CPU CI) cannot capture graphs at all, and says how to get one.
-    EXPECT_NE(message(o, true).find("-DDDPSCALE_CUDA_GRAPHS=ON"), std::string::npos) << message(o, true);
-    return;
-  }
-  EXPECT_NE(message(o, false).find("needs GPUs"), std::string::npos);
-  o.optimizer_impl = "libtorch";
-  EXPECT_NE(message(o, true).find("counts its steps on the host"), std::string::npos);
-  o.optimizer_impl = "auto";
-  o.data = "host";
-  EXPECT_NE(message(o, true).find("--data device"), std::string::npos);
-  o.data = "device";
-  o.warmup = 1;
-  EXPECT_NE(message(o, true).find("--warmup 2"), std::string::npos);
-  o.warmup = 10;
-  EXPECT_EQ(message(o, true), "");
-}
-
-TEST(TrainOptions, DtypeSpellingsAreCanonical) {
-  EXPECT_EQ(canonical_dtype("fp32"), "float32");
-  EXPECT_EQ(canonical_dtype("float32"), "float32");
-  EXPECT_EQ(canonical_dtype("bf16"), "bfloat16");
-  EXPECT_EQ(canonical_dtype("bfloat16"), "bfloat16");
-  EXPECT_THROW(canonical_dtype("float16"), UsageError);
-}
-
-TEST(TrainOptions, AlternatePhaseTimingTimesRunsInAbbaOrder) {
-  TrainOptions o;
-  o.alternate_phase_timing = true;
-  const std::vector<bool> expected = {true, false, false, true, true, false, false, true};
-  for (int k = 0; k < 8; ++k) EXPECT_EQ(phase_timed_run(o, k), expected[static_cast<size_t>(k)]) << "run " << k;
-  o.alternate_phase_timing = false;
-  EXPECT_TRUE(phase_timed_run(o, 1));
-  o.phase_timing = false;
-  EXPECT_FALSE(phase_timed_run(o, 0));
-  o.alternate_phase_timing = true;  // with --no-phase-timing: refused, not silently untimed
-  EXPECT_THROW(validate_train_options(o, 1, false), UsageError);
-}
-
-TEST(TrainOptions, GpuBusyStepsNeedGpus) {
-  TrainOptions o;
-  o.gpu_busy_steps = 20;
-  try {
-    validate_train_options(o, 1, /*on_cuda=*/false);
-    FAIL() << "--gpu-busy-steps accepted on CPU";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("on CPU there is none"), std::string::npos) << e.what();
-  }
-  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
-  o.gpu_busy_steps = -1;
-  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
-}
-
-TEST(TrainOptions, GpuKernelsNeedProfiledStepsAndAnExistingFolder) {
-  TrainOptions o;
-  o.gpu_kernels = "kernels";
-  EXPECT_THROW(validate_train_options(o, 1, /*on_cuda=*/true), UsageError);  // nothing profiled
-  o.gpu_busy_steps = 20;
-  EXPECT_NO_THROW(validate_train_options(o, 1, true));
-  o.gpu_kernels = "/nonexistent-folder/kernels";
-  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
-  EXPECT_EQ(kernel_table_path("out/mlp", 1), "out/mlp.rank1.csv");
 }
 
 }  // namespace

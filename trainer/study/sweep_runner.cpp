@@ -226,8 +226,10 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
   }
   std::printf("# total: %lld runs, %lld steps (warm-up included)\n", total_runs, total_steps);
   if (spec.interleave_runs)
-    std::printf("# interleave_runs: each 1-rank configuration and its N-rank twin next to it alternate run by "
-                "run (A B B A ...)\n");
+    std::printf("# order: each 1-rank configuration and its N-rank twin next to it alternate run by run "
+                "(A B B A ...; interleave_runs: true, the default)\n");
+  else
+    std::printf("# order: each configuration's runs back to back (interleave_runs: false)\n");
 }
 
 // One launch of `ddpscale sweep`, step by step (run()); every step is collective over the

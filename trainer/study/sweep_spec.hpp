@@ -41,8 +41,9 @@ struct SweepSpec {
   std::vector<NcclProfile> nccl_profiles;  // empty = the default profile only
   // Run a 1-rank configuration and its N-rank twin next to it in alternation (A B B A ...)
   // instead of one after the other: a machine whose speed drifts then moves both halves of
-  // the speedup alike (docs/methodology.md, "Order of a study").
-  bool interleave_runs = false;
+  // the speedup alike (docs/methodology.md, "Order of a study"). On by default: a speedup
+  // whose halves met different host speeds is not a measurement of the speedup.
+  bool interleave_runs = true;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
   std::vector<SpecOverride> overrides;
 };
