@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# interleave_runs on 2 ranks: each 1-rank configuration and its 2-rank twin alternate run by
+# The default run order on 2 ranks (a spec without interleave_runs): each 1-rank configuration and its 2-rank twin alternate run by
 # run in the order A B B A A B B A, read back from the runs' start times (start_unix_ms) with
 # h5py; and the study is complete and sound (check_study.py: every run ok, replicas agreed),
 # with the twins sharing one model between their runs.
