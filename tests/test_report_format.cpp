@@ -1,0 +1,50 @@
+// Numbers as the report prints them (report_format): significant digits, "n/a" for what is
+// not a number, thousands grouped.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "report_format.hpp"
+#include "report_test_helpers.hpp"
+
+namespace ddpscale {
+namespace {
+
+using namespace report_test;
+
+TEST(ReportFormatting, FormatNumberKeepsSignificantDigits) {
+  EXPECT_EQ(format_number(1.8), "1.80");
+  EXPECT_EQ(format_number(12.34), "12.3");
+  EXPECT_EQ(format_number(1234.5678), "1235");            // never fewer than 0 decimals
+  EXPECT_EQ(format_number(1234.5678, 6), "1234.57");
+  EXPECT_EQ(format_number(0.012345, 2), "0.012");
+  EXPECT_EQ(format_number(0.000123456, 3), "0.000123");
+  EXPECT_EQ(format_number(-2.5), "-2.50");
+  EXPECT_EQ(format_number(0), "0");
+  EXPECT_EQ(format_number(1e9), "1000000000");
+  EXPECT_EQ(format_number(100.0, 4), "100.0");
+  // Rounding that carries into the next power of ten keeps 3 significant digits.
+  EXPECT_EQ(format_number(9.996), "10.0");
+  EXPECT_EQ(format_number(99.96), "100");
+  EXPECT_EQ(format_number(0.09996), "0.100");
+  EXPECT_EQ(format_number(std::nan("")), "n/a");
+  EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "n/a");
+  EXPECT_EQ(format_number(-std::numeric_limits<double>::infinity()), "n/a");
+}
+
+TEST(ReportFormatting, GroupThousands) {
+  EXPECT_EQ(group_thousands(0), "0");
+  EXPECT_EQ(group_thousands(999), "999");
+  EXPECT_EQ(group_thousands(1000), "1,000");
+  EXPECT_EQ(group_thousands(258432), "258,432");
+  EXPECT_EQ(group_thousands(1234567), "1,234,567");
+  EXPECT_EQ(group_thousands(-1234), "-1,234");
+  EXPECT_EQ(group_thousands(-999), "-999");
+  EXPECT_EQ(group_thousands(std::numeric_limits<int64_t>::max()), "9,223,372,036,854,775,807");
+  EXPECT_EQ(group_thousands(std::numeric_limits<int64_t>::min()), "-9,223,372,036,854,775,808");
+}
+
+}  // namespace
+}  // namespace ddpscale
