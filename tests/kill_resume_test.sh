@@ -98,4 +98,16 @@ grep -q -- "--resume" "$work/B-refused.log" || {
 say "rerun without flags refused (exit 2): $(grep -m1 'ddpscale sweep:' "$work/B-refused.log")"
 [ "$sums" = "$(checksums "$B")" ] || fail "the refused rerun changed files in $B"
 [ -z "$(tmp_files "$B")" ] || fail "the refused rerun left temporary files in $B"
+# 4. ddpscale compare on the two real studies of the same spec: it runs, matches every
+#    configuration, and prints its agreement line (agreement itself is up to 2 shared cores).
+"$BIN" compare "$A" "$B" --out "$work/compare" >"$work/compare.log" 2>&1 || {
+  show_log "$work/compare.log"
+  fail "ddpscale compare of the uninterrupted and the resumed study failed"
+}
+grep -Eq "^speedups agree on [0-9]+ of [0-9]+ configurations" "$work/compare.log" || {
+  show_log "$work/compare.log"
+  fail "ddpscale compare printed no agreement line"
+}
+[ -s "$work/compare/compare.md" ] && [ -s "$work/compare/compare.csv" ] || fail "compare.md or compare.csv missing"
+say "compare: $(head -1 "$work/compare.log")"
 say "PASSED"
