@@ -1,0 +1,96 @@
+// A configuration's options checked before anything runs (study/train_options): --exec graph's
+// requirements, dtype spellings, the ABBA order of --alternate-phase-timing, and what
+// --gpu-busy-steps and --gpu-kernels need.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/engine_options.hpp"
+#include "launch/cli_util.hpp"
+#include "study/train_options.hpp"
+
+namespace ddpscale {
+namespace {
+
+// What --exec graph needs, each refused with a message saying what to change.
+TEST(TrainOptions, GraphModeRequirementsAreNamed) {
+  auto message = [](TrainOptions o, bool on_cuda) {
+    try {
+      validate_train_options(o, 2, on_cuda);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  TrainOptions o;
+  o.model = "mlp-medium";
+  o.exec = "jit";
+  EXPECT_EQ(message(o, true), "--exec 'jit' is not eager or graph");
+  o.exec = "graph";
+  if (!built_with_cuda_graphs()) {
+    // This build (CPU CI) cannot capture graphs at all, and says how to get one.
+    EXPECT_NE(message(o, true).find("-DDDPSCALE_CUDA_GRAPHS=ON"), std::string::npos) << message(o, true);
+    return;
+  }
+  EXPECT_NE(message(o, false).find("needs GPUs"), std::string::npos);
+  o.optimizer_impl = "libtorch";
+  EXPECT_NE(message(o, true).find("counts its steps on the host"), std::string::npos);
+  o.optimizer_impl = "auto";
+  o.data = "host";
+  EXPECT_NE(message(o, true).find("--data device"), std::string::npos);
+  o.data = "device";
+  o.warmup = 1;
+  EXPECT_NE(message(o, true).find("--warmup 2"), std::string::npos);
+  o.warmup = 10;
+  EXPECT_EQ(message(o, true), "");
+}
+
+TEST(TrainOptions, DtypeSpellingsAreCanonical) {
+  EXPECT_EQ(canonical_dtype("fp32"), "float32");
+  EXPECT_EQ(canonical_dtype("float32"), "float32");
+  EXPECT_EQ(canonical_dtype("bf16"), "bfloat16");
+  EXPECT_EQ(canonical_dtype("bfloat16"), "bfloat16");
+  EXPECT_THROW(canonical_dtype("float16"), UsageError);
+}
+
+TEST(TrainOptions, AlternatePhaseTimingTimesRunsInAbbaOrder) {
+  TrainOptions o;
+  o.alternate_phase_timing = true;
+  const std::vector<bool> expected = {true, false, false, true, true, false, false, true};
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(phase_timed_run(o, k), expected[static_cast<size_t>(k)]) << "run " << k;
+  o.alternate_phase_timing = false;
+  EXPECT_TRUE(phase_timed_run(o, 1));
+  o.phase_timing = false;
+  EXPECT_FALSE(phase_timed_run(o, 0));
+  o.alternate_phase_timing = true;  // with --no-phase-timing: refused, not silently untimed
+  EXPECT_THROW(validate_train_options(o, 1, false), UsageError);
+}
+
+TEST(TrainOptions, GpuBusyStepsNeedGpus) {
+  TrainOptions o;
+  o.gpu_busy_steps = 20;
+  try {
+    validate_train_options(o, 1, /*on_cuda=*/false);
+    FAIL() << "--gpu-busy-steps accepted on CPU";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("on CPU there is none"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
+  o.gpu_busy_steps = -1;
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+}
+
+TEST(TrainOptions, GpuKernelsNeedProfiledStepsAndAnExistingFolder) {
+  TrainOptions o;
+  o.gpu_kernels = "kernels";
+  EXPECT_THROW(validate_train_options(o, 1, /*on_cuda=*/true), UsageError);  // nothing profiled
+  o.gpu_busy_steps = 20;
+  EXPECT_NO_THROW(validate_train_options(o, 1, true));
+  o.gpu_kernels = "/nonexistent-folder/kernels";
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+  EXPECT_EQ(kernel_table_path("out/mlp", 1), "out/mlp.rank1.csv");
+}
+
+}  // namespace
+}  // namespace ddpscale
