@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/compare_with_pytorch.py on a two-configuration study with known ratios.
+"""scripts/analysis/compare_with_pytorch.py on a two-configuration study with known ratios.
 
 PyTorch DDP: 1,000 samples/s on 1 GPU and 1,600 on 2 (efficiency 80.0%). ddpscale: eager
 1,500 / 2,850 (1.50x, 1.78x; efficiency 95.0%), graph 10,000 / 19,000 (10.00x, 11.88x;
@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "compare_with_pytorch.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "analysis", "compare_with_pytorch.py")
 
 
 def main():

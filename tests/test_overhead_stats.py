@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/overhead_stats.py on run lines whose answer is known by construction.
+"""scripts/analysis/overhead_stats.py on run lines whose answer is known by construction.
 
 Case A: in every block of 4 runs (on, off, off, on) the timed runs are exactly 2% slower
 than the untimed ones, while the blocks themselves drift from 6,000 to 10,000 samples/s:
@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "overhead_stats.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "analysis", "overhead_stats.py")
 
 
 def run_lines(case, launch, speeds_per_block, timed_factor, first_block_factor=None):

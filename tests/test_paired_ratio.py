@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/paired_ratio.py on four synthetic rounds whose host speed drifts (factors 1.0, 0.5,
+"""scripts/analysis/paired_ratio.py on four synthetic rounds whose host speed drifts (factors 1.0, 0.5,
 0.8, 0.4 on both sides), with known answers:
 - mlp b8 on 1 GPU: ddpscale 1.6x PyTorch in every round -> 1.60x [1.60, 1.60], yes.
 - mlp b8 on 2 GPUs: log ratios 0.1, 0.3, 0.2, 0.4 -> mean 0.25, sd sqrt(0.05/3) = 0.12910;
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "paired_ratio.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "analysis", "paired_ratio.py")
 DRIFT = [1.0, 0.5, 0.8, 0.4]
 B8_W2_LOGS = [0.1, 0.3, 0.2, 0.4]
 

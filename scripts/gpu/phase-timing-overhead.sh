@@ -7,7 +7,7 @@
 # (mlp-medium, batch 8, 1 GPU: the per-step event records weigh most there) and the
 # issue's case (mlp-large, batch 128, 2 GPUs).
 # Writes every run line to $OUT/overhead-runs.txt and the verdict to $OUT/overhead-summary.txt.
-source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 out="${OUT:-$DDPSCALE_ROOT/bench-out}"
 mkdir -p "$out"
 launches="${OVERHEAD_LAUNCHES:-3}"
@@ -25,4 +25,4 @@ for case in "mlp-medium 8 1" "mlp-large 128 2"; do
       --steps "$steps" --alternate-phase-timing 2>&1 | grep '^run ' | sed "s/^/$name launch$i /" >>"$out/overhead-runs.txt"
   done
 done
-python3 "$DDPSCALE_ROOT/scripts/overhead_stats.py" "$out/overhead-runs.txt" | tee "$out/overhead-summary.txt"
+python3 "$DDPSCALE_ROOT/scripts/analysis/overhead_stats.py" "$out/overhead-runs.txt" | tee "$out/overhead-summary.txt"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Phase-timing overhead from the run lines scripts/phase-timing-overhead.sh collects.
+"""Phase-timing overhead from the run lines scripts/gpu/phase-timing-overhead.sh collects.
 
 Each input line: CASE LAUNCH run K <samples/s> samples/s (step ... | untimed ...).
 `ddpscale train --alternate-phase-timing` times runs 0 and 3 of every block of 4 and leaves

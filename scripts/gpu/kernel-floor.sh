@@ -3,9 +3,9 @@
 # For mlp-large at batch 128 (the configuration whose floor keeps CUDA graphs below 5x
 # PyTorch and 90% 2-GPU efficiency) and mlp-medium at batch 8, it trains on 1 and 2 GPUs
 # with --gpu-busy-steps and --gpu-kernels, then prints each rank's largest kernels.
-#   OUT=/tmp/kf bash scripts/kernel-floor.sh     # tables in $OUT/kernels/*.csv
+#   OUT=/tmp/kf bash scripts/gpu/kernel-floor.sh     # tables in $OUT/kernels/*.csv
 # Needs a build with -DDDPSCALE_CUDA_GRAPHS=ON (the campaign's build has it).
-source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 [ "$DDPSCALE_MODE" = gpu ] || { log "the kernel floor needs GPUs (none here)"; exit 1; }
 tables="${OUT:?set OUT to the folder for the kernel tables}/kernels"
 mkdir -p "$tables"

@@ -4,8 +4,8 @@
 # among them), then measures eager against graph on the reference grid
 # (experiments/exec-modes.yaml) and PyTorch's DDP beside them in the same session.
 # Writes logs to ${OUT:-bench-out}/; the study goes to ${STUDIES:-studies}/exec-modes.
-export BUILD_DIR="${GRAPHS_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build-gpu-graphs}"
-source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+export BUILD_DIR="${GRAPHS_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build-gpu-graphs}"
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 [ "$DDPSCALE_MODE" = gpu ] || { log "this script needs the GPU machine"; exit 1; }
 out="${OUT:-$DDPSCALE_ROOT/bench-out}"
 mkdir -p "$out"
@@ -28,8 +28,8 @@ sweep_into graph-scaling.yaml graph-scaling
 
 log "eager against graph: experiments/exec-modes.yaml, and PyTorch DDP beside it (1 GPU, then 2)"
 sweep_into exec-modes.yaml exec-modes
-python3 experiments/pytorch_ddp_reference.py 2>&1 | tee "$out/graphs-pytorch-1gpu.jsonl"
-python3 -m torch.distributed.run --standalone --nproc_per_node 2 experiments/pytorch_ddp_reference.py \
+python3 scripts/gpu/pytorch_ddp_reference.py 2>&1 | tee "$out/graphs-pytorch-1gpu.jsonl"
+python3 -m torch.distributed.run --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py \
   2>&1 | grep '^{' | tee "$out/graphs-pytorch-2gpu.jsonl"
 
 log "how the threshold moves between eager and graph: experiments/threshold-modes.yaml"

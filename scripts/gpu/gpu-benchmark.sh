@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU machine: ddpscale's eager trainer against PyTorch's own DDP on the seed's MLPs
-# (experiments/reference-comparison.yaml and experiments/pytorch_ddp_reference.py), paired.
+# (experiments/reference-comparison.yaml and scripts/gpu/pytorch_ddp_reference.py), paired.
 # Eager steps are host work and the host's speed drifts within minutes (docs/benchmarks.md,
 # 2026-11-23), so both sides run in ROUNDS rounds (default 4), back to back within a round,
 # in the order ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither;
-# scripts/paired_ratio.py then compares them round by round. About 80 s per round on 2 H200s.
-# The cost of phase timing is scripts/phase-timing-overhead.sh.
+# scripts/analysis/paired_ratio.py then compares them round by round. About 80 s per round on 2 H200s.
+# The cost of phase timing is scripts/gpu/phase-timing-overhead.sh.
 # Writes logs and rounds to ${OUT:-bench-out}/; studies to ${STUDIES:-studies}/reference-comparison/.
-source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 out="${OUT:-$DDPSCALE_ROOT/bench-out}"
 mkdir -p "$out"
 [ "$DDPSCALE_MODE" = gpu ] || { log "this script needs the GPU machine"; exit 1; }
@@ -25,8 +25,8 @@ ddpscale_side() {
 pytorch_side() {
   local round="$1"
   log "round $round: PyTorch DDP on 1 GPU, then 2"
-  python3 experiments/pytorch_ddp_reference.py 2>&1 | tee "$out/reference-round-$round/pytorch-1gpu.jsonl"
-  python3 -m torch.distributed.run --standalone --nproc_per_node 2 experiments/pytorch_ddp_reference.py \
+  python3 scripts/gpu/pytorch_ddp_reference.py 2>&1 | tee "$out/reference-round-$round/pytorch-1gpu.jsonl"
+  python3 -m torch.distributed.run --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py \
     2>&1 | grep '^{' | tee "$out/reference-round-$round/pytorch-2gpu.jsonl"
 }
 
@@ -40,4 +40,4 @@ for round in $(seq 1 "$rounds"); do
     ddpscale_side "$round"
   fi
 done
-python3 "$DDPSCALE_ROOT/scripts/paired_ratio.py" "$out"/reference-round-* | tee "$out/reference-paired.md"
+python3 "$DDPSCALE_ROOT/scripts/analysis/paired_ratio.py" "$out"/reference-round-* | tee "$out/reference-paired.md"

@@ -4,7 +4,7 @@
 Usage: compare_with_pytorch.py SUMMARY_CSV PYTORCH_JSONL [PYTORCH_JSONL ...]
 SUMMARY_CSV is the summary.csv `ddpscale report` wrote for a study with exec eager and
 graph (experiments/exec-modes.yaml); the JSONL files are what
-experiments/pytorch_ddp_reference.py printed on 1 and 2 GPUs in the same session.
+scripts/gpu/pytorch_ddp_reference.py printed on 1 and 2 GPUs in the same session.
 Prints a markdown table: per (model, batch per GPU, GPUs), PyTorch's median samples/s over
 its runs, ddpscale's median over runs in each mode and the ratios, the GPU-busy floor and
 graph step / floor, and the 2-GPU weak-scaling efficiency of each. Medians on both sides,

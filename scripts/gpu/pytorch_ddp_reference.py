@@ -3,7 +3,7 @@
 bucket size as `ddpscale train`, so the two can be measured side by side in one session.
 
 Launch (one process per GPU):
-    torchrun --standalone --nproc_per_node 2 experiments/pytorch_ddp_reference.py \
+    torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py \
         --model mlp-large --batch 8 16 32 64 128 --runs 3
 World size 1 trains without the DDP wrapper, as ddpscale does. Prints one JSON line per
 (model, batch): median over runs of ms/step and samples/s, with every run's value.

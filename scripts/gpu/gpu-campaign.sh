@@ -2,20 +2,20 @@
 # On the GPU machine: everything docs/ records from there, as one resumable job. One device
 # command may run 10 minutes and this takes longer, so start it in its own session and
 # poll it:
-#   setsid nohup bash scripts/gpu-campaign.sh >/dev/null 2>&1 &     # start (or continue)
-#   bash scripts/gpu-campaign.sh --status                            # progress, logs to $OUT
+#   setsid nohup bash scripts/gpu/gpu-campaign.sh >/dev/null 2>&1 &     # start (or continue)
+#   bash scripts/gpu/gpu-campaign.sh --status                            # progress, logs to $OUT
 # Steps, in order, each skipped once its marker says done: build and GPU tests, the
 # allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, eager ddpscale
 # against PyTorch DDP in paired rounds, eager against CUDA graphs with PyTorch DDP beside
 # them, the seed study, the threshold study, float32 against bfloat16, the kernels that make
-# up the GPU-busy floor (scripts/kernel-floor.sh), the threshold study under strong scaling.
+# up the GPU-busy floor (scripts/gpu/kernel-floor.sh), the threshold study under strong scaling.
 # CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to spend a short
 # device session on the rest. A study folder already in
 # $CAMPAIGN_DIR/studies/ (e.g. one cut off in an earlier session, copied there) is
 # continued, not repeated: every sweep runs with --resume.
 # Studies are packed into $CAMPAIGN_DIR/*.tar.gz after each step so a cut-off campaign
 # still brings back what it measured.
-source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 # One build for every step, with --exec graph compiled in (a superset of the default build):
 # a second build cost minutes of a 30-minute device session.
 export DDPSCALE_CMAKE_ARGS="${DDPSCALE_CMAKE_ARGS:--DDDPSCALE_CUDA_GRAPHS=ON}"
@@ -74,13 +74,13 @@ flock -n 9 || { log "a campaign is already running"; exit 0; }
 
 step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
 [ -n "${CAMPAIGN_COMMBENCH:-}" ] && step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
-step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/phase-timing-overhead.sh"
-step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" bash "$DDPSCALE_ROOT/scripts/gpu-benchmark.sh"
+step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu/phase-timing-overhead.sh"
+step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" bash "$DDPSCALE_ROOT/scripts/gpu/gpu-benchmark.sh"
 step 04-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUILD_DIR="$BUILD_DIR" GRAPHS_TESTS=0 \
-  bash "$DDPSCALE_ROOT/scripts/gpu-graphs.sh"
+  bash "$DDPSCALE_ROOT/scripts/gpu/gpu-graphs.sh"
 step 05-seed-study sweep experiments/seed-study.yaml seed-study
 step 06-thresholds sweep experiments/thresholds.yaml thresholds
 step 07-precision sweep experiments/precision.yaml precision
-step 08-kernel-floor env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/kernel-floor.sh"
+step 08-kernel-floor env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu/kernel-floor.sh"
 step 09-thresholds-strong sweep experiments/thresholds-strong.yaml thresholds-strong
 log "campaign finished"

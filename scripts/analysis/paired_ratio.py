@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""ddpscale eager against PyTorch DDP, paired round by round (scripts/gpu-benchmark.sh).
+"""ddpscale eager against PyTorch DDP, paired round by round (scripts/gpu/gpu-benchmark.sh).
 
 Usage: paired_ratio.py [--target 1.5] ROUND_DIR [ROUND_DIR ...]
 Each ROUND_DIR holds one round: report/summary.csv (`ddpscale report` of that round's
-ddpscale sweep) and pytorch-*.jsonl (experiments/pytorch_ddp_reference.py on 1 and 2 GPUs),
+ddpscale sweep) and pytorch-*.jsonl (scripts/gpu/pytorch_ddp_reference.py on 1 and 2 GPUs),
 measured back to back. An eager step is host work, and on the GPU machine the host's speed
 drifts by up to 2.5x within minutes (docs/benchmarks.md, 2026-11-23), so medians taken
 minutes apart compare the drift, not the programs. Within a round both sides meet the same
