@@ -4,6 +4,7 @@
 
 #include "encoder_block.hpp"
 #include "model_shapes.hpp"
+#include "torchscript_model.hpp"
 
 namespace ddpscale {
 namespace {
@@ -103,7 +104,8 @@ struct ResolvedModel {
 std::string valid_names_text() {
   std::string text;
   for (const auto& n : builtin_model_names()) text += (text.empty() ? "" : ", ") + n;
-  return text + ", or a size family mlp@<size> / transformer@<size> (e.g. mlp@10M, transformer@100M; 100K to 2B)";
+  return text + ", a size family mlp@<size> / transformer@<size> (e.g. mlp@10M, transformer@100M; 100K to 2B), or "
+                "torchscript:PATH (your own model)";
 }
 
 int64_t family_size(const std::string& name, const std::string& size_text) {
@@ -198,6 +200,7 @@ std::string join_widths(const std::vector<int64_t>& widths) {
 std::vector<std::string> builtin_model_names() { return {"mlp-medium", "mlp-large", "lstm", "gru", "transformer"}; }
 
 ModelDescription describe_model(const std::string& name, const ModelOptions& options) {
+  if (is_torchscript_model(name)) return describe_torchscript_model(name, options);
   const ResolvedModel m = resolve(name, options);
   ModelDescription d;
   d.name = name;
@@ -232,6 +235,10 @@ ModelDescription describe_model(const std::string& name, const ModelOptions& opt
 }
 
 std::shared_ptr<Model> build_model(const std::string& name, const ModelOptions& options) {
+  if (is_torchscript_model(name)) {
+    probe_torchscript(torchscript_path(name), options);  // the model is known to train before any run
+    return load_torchscript_model(torchscript_path(name));
+  }
   const ResolvedModel m = resolve(name, options);
   switch (m.family) {
     case Family::mlp: return std::make_shared<MlpModel>(m.mlp, options.dropout);
@@ -244,6 +251,7 @@ std::shared_ptr<Model> build_model(const std::string& name, const ModelOptions& 
 
 SyntheticBatch make_synthetic_batch(const std::string& name, const ModelOptions& options, int64_t batch,
                                     uint64_t seed, torch::Device device) {
+  if (is_torchscript_model(name)) return make_torchscript_batch(name, options, batch, seed, device);
   const ResolvedModel m = resolve(name, options);
   auto generator = at::detail::createCPUGenerator(seed);
   SyntheticBatch b;
@@ -270,7 +278,13 @@ SyntheticBatch make_synthetic_batch(const std::string& name, const ModelOptions&
 }
 
 torch::Tensor model_loss(const torch::Tensor& logits, const torch::Tensor& labels) {
+  if (logits.dim() > 2)  // a sequence (or spatial) axis: one label per position
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), labels.reshape({-1}));
   return torch::nn::functional::cross_entropy(logits, labels);
+}
+
+torch::Tensor Model::training_loss(const torch::Tensor& inputs, const torch::Tensor& labels) {
+  return model_loss(forward(inputs), labels);
 }
 
 }  // namespace ddpscale

@@ -26,6 +26,9 @@ struct ModelOptions {
   int64_t vocab = 0;
   int64_t classes = 0;
   bool dropout = true;  // false: every dropout off (deterministic models for the tests)
+  // torchscript:PATH only (torchscript_model.hpp): what forward takes per sample, "3x224x224"
+  // (float) or "tokens:VOCAB:SEQ" (int64 ids); classes 0 = the output's last axis.
+  std::string input;
 };
 
 struct ModelDescription {
@@ -48,13 +51,17 @@ class Model : public torch::nn::Module {
   // [batch, seq_len, features] (lstm, gru), int64 token ids [batch, seq_len] (transformers).
   // Returns logits [batch, classes].
   virtual torch::Tensor forward(const torch::Tensor& inputs) = 0;
+  // The loss a training step minimises: model_loss(forward(inputs), labels), unless the
+  // model brings its own (a TorchScript module's loss(input, target) method).
+  virtual torch::Tensor training_loss(const torch::Tensor& inputs, const torch::Tensor& labels);
 };
 
 struct SyntheticBatch {
   torch::Tensor inputs, labels;
 };
 
-// mlp-medium, mlp-large, lstm, gru, transformer (the size families are not listed).
+// mlp-medium, mlp-large, lstm, gru, transformer (the size families are not listed), and any
+// "torchscript:PATH" (torchscript_model.hpp: it loads the file, so describe_model does too).
 std::vector<std::string> builtin_model_names();
 // Closed form, allocates nothing: cheap for transformer@2B. Throws UnknownModelError for an
 // unknown name, a malformed size, or a size outside [100K, 2B].
@@ -66,7 +73,8 @@ std::shared_ptr<Model> build_model(const std::string& name, const ModelOptions& 
 // moved to `device` once: data generation never runs inside a measured step.
 SyntheticBatch make_synthetic_batch(const std::string& name, const ModelOptions& options, int64_t batch,
                                     uint64_t seed, torch::Device device);
-// Mean cross-entropy of logits [batch, classes] against int64 labels [batch].
+// Mean cross-entropy of logits [batch, classes] against int64 labels [batch]; logits
+// [batch, ..., classes] against labels [batch, ...]: the mean over every position.
 torch::Tensor model_loss(const torch::Tensor& logits, const torch::Tensor& labels);
 
 }  // namespace ddpscale

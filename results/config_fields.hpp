@@ -76,6 +76,8 @@ inline constexpr ConfigField kConfigFields[] = {
   {"device",          &ConfigParams::device,          {"device", 14},         Resume::must_match, Sweep::fixed,     Stored::always},
   {"backend",         &ConfigParams::backend,         {"backend", 15},        Resume::must_match, Sweep::fixed,     Stored::always},
   {"nccl_variables",  &ConfigParams::nccl_variables,  kNoColumn,              Resume::ignored,    Sweep::fixed,     Stored::always},
+  {"model_sha256",    &ConfigParams::model_sha256,    kNoColumn,              Resume::must_match, Sweep::fixed,     Stored::optional},
+  {"model_input",     &ConfigParams::model_input,     kNoColumn,              Resume::must_match, Sweep::fixed,     Stored::optional},
 };
 // clang-format on
 

@@ -64,6 +64,10 @@ struct ConfigParams {
   uint64_t seed = 42;
   std::string device = "cpu";       // cpu | cuda
   std::string backend = "none";     // none (world 1) | mpi | nccl
+  // torchscript:PATH models only (empty for built-in ones): the file's SHA-256, so --resume
+  // refuses a file that changed, and the input it was fed ("3x224x224", "tokens:VOCAB:SEQ").
+  std::string model_sha256;
+  std::string model_input;
 };
 
 struct ConfigRecord {

@@ -4,6 +4,8 @@
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "model_registry.hpp"
+#include "study/train_options.hpp"
+#include "torchscript_model.hpp"
 
 namespace ddpscale {
 
@@ -16,9 +18,15 @@ static std::string mebibytes(int64_t bytes) {
 int run_models_command(int argc, char** argv) {
   cxxopts::Options options(argv[0], "Lists the models: exact parameter count, layers, fp32 weight and Adam-state "
                                     "memory.\nSize families: mlp@<size> and transformer@<size>, e.g. mlp@10M, "
-                                    "transformer@100M (100K to 2B).");
+                                    "transformer@100M (100K to 2B).\nYour own model: torchscript:PATH with "
+                                    "--input-shape 3x224x224 or --input tokens:VOCAB:SEQ: loads it and runs one "
+                                    "forward (batch 3), whose output shape it prints.");
   options.add_options()("names", "models or size families to describe (default: the built-in models)",
-                        cxxopts::value<std::vector<std::string>>())("h,help", "show this help");
+                        cxxopts::value<std::vector<std::string>>())
+      ("input-shape", "torchscript:PATH: float inputs [batch, SHAPE]", cxxopts::value<std::string>()->default_value(""), "SHAPE")
+      ("input", "torchscript:PATH: int64 token ids", cxxopts::value<std::string>()->default_value(""), "tokens:VOCAB:SEQ")
+      ("classes", "torchscript:PATH: label classes (0 = the output's last axis)", cxxopts::value<int64_t>()->default_value("0"))
+      ("h,help", "show this help");
   options.parse_positional({"names"});
   options.positional_help("[NAME...]");
   std::vector<std::string> names;
@@ -27,7 +35,15 @@ int run_models_command(int argc, char** argv) {
     if (printed_help(options, args)) return 0;
     names = args.count("names") ? args["names"].as<std::vector<std::string>>() : builtin_model_names();
     std::vector<ModelDescription> described;
-    for (const auto& name : names) described.push_back(describe_model(name, ModelOptions{}));
+    for (const auto& name : names) {
+      EngineOptions o;
+      o.model = name;
+      o.input_shape = args["input-shape"].as<std::string>();
+      o.input = args["input"].as<std::string>();
+      o.classes = args["classes"].as<int64_t>();
+      if (is_torchscript_model(name)) validate_model_input(o);
+      described.push_back(describe_model(name, is_torchscript_model(name) ? model_options_from(o) : ModelOptions{}));
+    }
     std::printf("%-20s %14s %12s %12s  %s\n", "name", "parameters", "weights", "adam state", "layers");
     for (const auto& d : described) {
       std::printf("%-20s %14lld %12s %12s  %s\n", d.name.c_str(), static_cast<long long>(d.parameters),

@@ -15,11 +15,20 @@ namespace ddpscale {
 
 void add_train_options(cxxopts::Options& options) {
   options.add_options("model")
-      ("m,model", "model name or size family (ddpscale models lists them)", cxxopts::value<std::string>()->default_value("mlp-medium"))
+      ("m,model", "model name or size family (ddpscale models lists them), or torchscript:PATH: your own model "
+                  "(torch.jit.save'd; its forward takes one tensor, --input-shape or --input, and returns logits "
+                  "[batch, classes] or [batch, seq, classes]; a method loss(input, target) replaces the "
+                  "cross-entropy; docs/own-models.md)",
+       cxxopts::value<std::string>()->default_value("mlp-medium"))
       ("seq-len", "sequence length (lstm, gru, transformer; 0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
       ("features", "input features (0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
       ("vocab", "vocabulary size (transformer; 0 = default)", cxxopts::value<int64_t>()->default_value("0"))
-      ("classes", "output classes (0 = model default)", cxxopts::value<int64_t>()->default_value("0"))
+      ("classes", "output classes (0 = model default; torchscript: labels in [0, N), default the output's last axis)",
+       cxxopts::value<int64_t>()->default_value("0"))
+      ("input-shape", "torchscript:PATH only: forward takes float inputs [batch, SHAPE], e.g. 3x224x224 (the batch "
+                      "axis left out)", cxxopts::value<std::string>()->default_value(""), "SHAPE")
+      ("input", "torchscript:PATH only: forward takes int64 token ids [batch, SEQ] in [0, VOCAB)",
+       cxxopts::value<std::string>()->default_value(""), "tokens:VOCAB:SEQ")
       ("no-dropout", "turn every dropout layer off");
   options.add_options("training")
       ("b,batch", "batch per rank (weak scaling) or global batch (strong)", cxxopts::value<int64_t>()->default_value("32"))
@@ -68,6 +77,8 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.features = a["features"].as<int64_t>();
   o.vocab = a["vocab"].as<int64_t>();
   o.classes = a["classes"].as<int64_t>();
+  o.input_shape = a["input-shape"].as<std::string>();
+  o.input = a["input"].as<std::string>();
   o.dropout = a.count("no-dropout") == 0;
   o.batch = a["batch"].as<int64_t>();
   o.scaling = a["scaling"].as<std::string>();
@@ -109,7 +120,8 @@ int run_train_command(int argc, char** argv) {
     if (printed_help(options, args, {"model", "training", "ddp", "measurement", "launch"})) return 0;
     train = train_options_from(args);
     launch = launch_options_from(args);
-    describe_model(train.model, model_options_from(train));  // unknown model or size family
+    validate_model_input(train);  // the TorchScript input contract, before loading the file
+    describe_model(train.model, model_options_from(train));  // unknown model or size family; loads and probes a TorchScript file
   } catch (const std::exception& e) {
     usage_error = usage_error_text(e, argc, argv, program);
   }

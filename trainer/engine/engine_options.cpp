@@ -9,6 +9,7 @@ ModelOptions model_options_from(const EngineOptions& o) {
   if (o.vocab > 0) m.vocab = o.vocab;
   if (o.classes > 0) m.classes = o.classes;
   m.dropout = o.dropout;
+  m.input = o.input.empty() ? o.input_shape : o.input;
   return m;
 }
 

@@ -14,6 +14,9 @@ struct EngineOptions {
   std::string model = "mlp-medium";
   int64_t seq_len = 0, features = 0, vocab = 0, classes = 0;  // 0 = the model's documented default
   bool dropout = true;
+  // torchscript:PATH models (models/torchscript_model.hpp): what forward takes per sample,
+  // one of the two: --input-shape 3x224x224 (float inputs) or --input tokens:VOCAB:SEQ.
+  std::string input_shape, input;
   int64_t batch = 32;               // per rank; the global batch is batch x world size
   uint64_t seed = 42;               // initial parameters; run k draws data and dropout from seed + k
   std::string optimizer = "adam";   // adam | sgd

@@ -34,6 +34,8 @@ static DType comm_dtype(const torch::Tensor& t) {
     case torch::kDouble: return DType::f64;
     case torch::kHalf: return DType::f16;
     case torch::kBFloat16: return DType::bf16;
+    case torch::kInt: return DType::i32;
+    case torch::kLong: return DType::i64;  // BatchNorm's num_batches_tracked
     default: throw std::runtime_error(std::string("gradient reducer: unsupported dtype ") + c10::toString(t.scalar_type()));
   }
 }
@@ -109,11 +111,14 @@ GradientReducer::~GradientReducer() {
     if (bucket->work) bucket->work->wait();
 }
 
-void GradientReducer::broadcast_parameters() {
+void GradientReducer::broadcast_parameters() { broadcast(parameters_); }
+
+void GradientReducer::broadcast(std::vector<torch::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
-  for (auto& p : parameters_) {
-    // Parameters are contiguous leaves in every model we build; broadcast in place.
-    if (!p.is_contiguous()) throw std::runtime_error("gradient reducer: non-contiguous parameter");
+  for (auto& p : tensors) {
+    // Parameters and buffers are contiguous leaves in every model we build; broadcast in place.
+    if (!p.is_contiguous()) throw std::runtime_error("gradient reducer: non-contiguous parameter or buffer");
+    if (p.numel() == 0) continue;
     comm_.broadcast(p.data_ptr(), static_cast<size_t>(p.numel()), comm_dtype(p), 0);
   }
   comm_.synchronize();

@@ -53,6 +53,9 @@ class GradientReducer {
 
   // Makes every rank start from rank 0's parameters.
   void broadcast_parameters();
+  // Makes every rank hold rank 0's values of these tensors (contiguous; float or integer),
+  // e.g. the model's buffers before each forward.
+  void broadcast(std::vector<torch::Tensor>& tensors);
   // Before backward: zeroes the bucket buffers (and so every .grad), or resets every .grad
   // (gradients_stay_in_buckets false), and re-arms the hooks.
   void prepare_for_backward();

@@ -76,7 +76,11 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   }
   if (setup_.precision != torch::kFloat) model_->to(setup_.precision);
   model_->train();
-  parameters_ = model_->parameters();
+  // Frozen parameters (requires_grad false, possible in a TorchScript file) are neither
+  // averaged nor stepped; every built-in model trains all of its parameters.
+  for (const auto& p : model_->parameters())
+    if (p.requires_grad()) parameters_.push_back(p);
+  buffers_ = model_->buffers();
 
   // Every rank generates the global batch and keeps its own slice, so N ranks with batch
   // b see exactly the data of one rank with batch N*b (the equivalence the tests check).
@@ -113,6 +117,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     std::vector<torch::Tensor> params;
     std::vector<std::string> names;
     for (const auto& item : model_->named_parameters()) {
+      if (!item.value().requires_grad()) continue;
       names.push_back(item.key());
       params.push_back(item.value());
     }
@@ -181,8 +186,11 @@ torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_s
   torch::Tensor loss;
   {
     const NvtxRange range("forward");
+    // PyTorch DDP's default (broadcast_buffers=True): rank 0's buffers (BatchNorm's running
+    // statistics) before every forward; built-in models have none.
+    if (reducer_ && !buffers_.empty()) reducer_->broadcast(buffers_);
     const AutocastScope autocast(bf16_autocast_, setup_.device);
-    loss = model_loss(model_->forward(inputs_), labels_);
+    loss = model_->training_loss(inputs_, labels_);
     if (clock) clock->mark(Mark::forward_end);
   }
   {

@@ -78,7 +78,8 @@ class TrainingSession {
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;
   torch::Tensor flat_gradients_;    // graph on one rank: every .grad is a view into it, zeroed at once
-  std::vector<torch::Tensor> parameters_;  // the model's, gathered once: optimizer, gradients, checksum
+  std::vector<torch::Tensor> parameters_;  // the model's trainable ones, gathered once: optimizer, gradients, checksum
+  std::vector<torch::Tensor> buffers_;     // broadcast from rank 0 before each forward (world size > 1)
   std::unique_ptr<StepClock> clock_;
   std::unique_ptr<GradientReducer> reducer_;
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "launch/cli_util.hpp"
+#include "torchscript_model.hpp"
 
 namespace ddpscale {
 
@@ -106,6 +107,30 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
                      std::to_string(world));
   if (o.seq_len < 0 || o.features < 0 || o.vocab < 0 || o.classes < 0)
     throw UsageError("--seq-len, --features, --vocab and --classes must not be negative");
+  validate_model_input(o);
+}
+
+void validate_model_input(const EngineOptions& o) {
+  if (!is_torchscript_model(o.model)) {
+    if (!o.input_shape.empty() || !o.input.empty())
+      throw UsageError("--input-shape and --input describe a torchscript:PATH model's input; " + o.model +
+                       " has its own (--features, --seq-len, --vocab)");
+    return;
+  }
+  const std::string path = torchscript_path(o.model);
+  if (o.input_shape.empty() == o.input.empty())
+    throw UsageError("--model " + o.model + ": give one of --input-shape 3x224x224 (float inputs, batch axis left " +
+                     "out) or --input tokens:VOCAB:SEQ (int64 token ids)" +
+                     (o.input.empty() ? "" : std::string(", not both")));
+  if (!o.input.empty() && o.input.rfind("tokens:", 0) != 0)
+    throw UsageError("--input '" + o.input + "' is not tokens:VOCAB:SEQ (float inputs: --input-shape)");
+  if (!o.input_shape.empty() && o.input_shape.rfind("tokens:", 0) == 0)
+    throw UsageError("--input-shape '" + o.input_shape + "': token ids are --input " + o.input_shape);
+  try {
+    parse_torchscript_input(o.input.empty() ? o.input_shape : o.input);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string(o.input.empty() ? "--input-shape " : "--input ") + e.what());
+  }
 }
 
 bool phase_timed_run(const TrainOptions& o, int run_index) {
@@ -117,7 +142,12 @@ bool phase_timed_run(const TrainOptions& o, int run_index) {
 
 ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parameters, bool on_cuda) {
   ConfigParams p;
-  p.model = o.model;
+  // A TorchScript model is named by its file's stem and identified by the file's SHA-256.
+  p.model = is_torchscript_model(o.model) ? torchscript_stem(o.model) : o.model;
+  if (is_torchscript_model(o.model)) {
+    p.model_sha256 = torchscript_sha256(torchscript_path(o.model));
+    p.model_input = model_options_from(o).input;
+  }
   p.parameters = parameters;
   p.batch_per_rank = batch_per_rank(o, world_size);
   p.global_batch = global_batch(o, world_size);

@@ -37,6 +37,11 @@ std::string canonical_dtype(const std::string& name);
 // of the launch, `on_cuda` whether ranks train on GPUs.
 void validate_train_options(const TrainOptions& options, int launched_ranks, bool on_cuda);
 
+// The TorchScript input contract: a torchscript:PATH model needs exactly one of
+// --input-shape and --input, well formed; other models take neither. Throws UsageError.
+// (Whether the file loads and its forward accepts the input: describe_model.)
+void validate_model_input(const EngineOptions& options);
+
 // The world size the options ask for, given the launch.
 int effective_world_size(const TrainOptions& options, int launched_ranks);
 int64_t batch_per_rank(const TrainOptions& options, int world_size);
