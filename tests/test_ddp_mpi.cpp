@@ -18,6 +18,8 @@
 #include "mpi_test_env.hpp"
 #include "engine/step_clock.hpp"
 #include "engine/training_session.hpp"
+#include "temp_dir.hpp"
+#include "torchscript_fixtures.hpp"
 #ifdef DDPSCALE_TEST_ON_GPU
 #include "gpu_info.hpp"
 #include "nccl_communicator.hpp"
@@ -179,6 +181,53 @@ TEST(DdpEquivalence, RecurrentAndTransformerModels) {
     options.batch = 2;
     expect_equivalent_to_single_rank(options, 2, 2, 64);
   }
+}
+
+// A TorchScript model (torchscript:PATH) reaches the reducer through the same nn::Module
+// parameters, shared with the jit module: the identity holds for it as for built-in models,
+// with float logits [batch, classes] and with token ids and a label per sequence position.
+// Each rank writes its own copy of the file (same seed, same bytes).
+TEST(DdpEquivalence, TorchScriptModels) {
+  TempDir dir;
+  testing_fixtures::write_mlp(dir / "mlp.pt");
+  testing_fixtures::write_token_model(dir / "tokens.pt", 50, 6, 5);
+  auto options = float64_options(0.001, 0.0005, true);
+  options.model = "torchscript:" + (dir / "mlp.pt");
+  options.input_shape = "16";
+  options.classes = 4;
+  expect_equivalent_to_single_rank(options, 3, 2, 4);
+  options.optimizer = "adam";
+  options.lr = 1e-3;
+  expect_equivalent_to_single_rank(options, 3, 2, 4);
+  options.optimizer = "sgd";
+  options.lr = 0.05;
+  options.model = "torchscript:" + (dir / "tokens.pt");
+  options.input_shape = "";
+  options.input = "tokens:50:7";
+  options.classes = 0;
+  expect_equivalent_to_single_rank(options, 3, 1, 4);
+}
+
+// Buffers follow PyTorch DDP's default: rank 0's before each forward. The module's int64
+// buffer `steps` starts at 0 on rank 0 and 100 on rank 1 and counts forwards: with the
+// broadcast both ranks hold 3 after three steps (without it rank 1 would hold 103).
+TEST(DdpBroadcast, TorchScriptBuffersFollowRankZeroBeforeEachForward) {
+  SKIP_WITHOUT_DEVICE();
+  TempDir dir;
+  testing_fixtures::MlpFile file;
+  file.step_counter = true;
+  file.counter_start = 100 * g_mpi->rank();
+  testing_fixtures::write_mlp(dir / "counter.pt", file);
+  auto options = deterministic_options(25, 1, true);
+  options.model = "torchscript:" + (dir / "counter.pt");
+  options.input_shape = "16";
+  auto comm = make_test_comm();
+  TrainingSession session(two_rank_setup(options, comm.get()));
+  session.train_steps(3);
+  const auto buffers = session.model().buffers();
+  ASSERT_EQ(buffers.size(), 1u);
+  EXPECT_EQ(buffers[0].scalar_type(), torch::kLong);
+  EXPECT_EQ(buffers[0].item<int64_t>(), 3) << "rank " << g_mpi->rank();
 }
 
 // Adam divides by sqrt(v), which turns a rounding difference in a near-zero gradient into
