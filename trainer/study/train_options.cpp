@@ -108,6 +108,12 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.seq_len < 0 || o.features < 0 || o.vocab < 0 || o.classes < 0)
     throw UsageError("--seq-len, --features, --vocab and --classes must not be negative");
   validate_model_input(o);
+  // The buffers' broadcast before each forward waits on the host: a CUDA graph cannot hold it.
+  if (is_torchscript_model(o.model) && o.exec == "graph" && world > 1 &&
+      probe_torchscript(torchscript_path(o.model), model_options_from(o)).buffers > 0)
+    throw UsageError("--exec graph: " + torchscript_path(o.model) +
+                     " has buffers (e.g. BatchNorm's running statistics), broadcast from rank 0 before each forward; "
+                     "that broadcast is not captured in a graph: use --exec eager");
 }
 
 void validate_model_input(const EngineOptions& o) {
