@@ -9,6 +9,7 @@
 #include "launch/cli_util.hpp"
 #include "run_store.hpp"
 #include "sha256.hpp"
+#include "study/sweep_spec.hpp"
 #include "study/train_options.hpp"
 #include "temp_dir.hpp"
 #include "torchscript_fixtures.hpp"
@@ -252,6 +253,27 @@ TEST(TorchScriptOptions, ResumeRefusesAChangedFile) {
   const ConfigParams mlp = config_params(builtin, 1, 258432, false);
   EXPECT_EQ(mlp.model_sha256, "");
   EXPECT_EQ(mlp.model_input, "");
+}
+
+// A sweep spec's top-level input_shape / input apply to its TorchScript models only.
+TEST(TorchScriptOptions, SweepSpecInputKeysReachTheTorchScriptModelsOnly) {
+  TempDir dir;
+  const std::string path = dir / "mlp.pt";
+  write_mlp(path);
+  const SweepSpec spec = parse_sweep_spec("models: [mlp-medium, \"torchscript:" + path +
+                                              "\"]\nbatch_sizes: [4]\nworld_sizes: [1, 2]\ninput_shape: 16\n",
+                                          "spec.yaml");
+  const auto configs = expand_sweep(spec, "");
+  ASSERT_EQ(configs.size(), 4u);
+  for (const auto& c : configs) {
+    const bool own = is_torchscript_model(c.options.model);
+    EXPECT_EQ(c.options.input_shape, own ? "16" : "") << c.options.model;
+    EXPECT_NO_THROW(validate_train_options(c.options, 2, false)) << c.options.model;
+    EXPECT_EQ(describe_model(c.options.model, model_options_from(c.options)).parameters, own ? 172 : 258432);
+  }
+  EXPECT_THROW(parse_sweep_spec("models: [mlp-medium]\nbatch_sizes: [4]\nworld_sizes: [1]\ninput_shapes: 16\n",
+                                "spec.yaml"),
+               SpecError);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "study/sweep_spec.hpp"
+#include "torchscript_model.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -64,7 +65,7 @@ const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_
                                         "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
-                                        "allreduce_dtype", "interleave_runs"};
+                                        "allreduce_dtype", "interleave_runs", "input_shape", "input"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
@@ -187,6 +188,9 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
   if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
   if (root["first_bucket_mb"]) b.first_bucket_mb = r.positive<double>(root["first_bucket_mb"], "first_bucket_mb");
+  // torchscript:PATH models' input (docs/own-models.md), for every such model in `models`.
+  if (root["input_shape"]) b.input_shape = r.scalar<std::string>(root["input_shape"], "input_shape", "a shape like 3x224x224");
+  if (root["input"]) b.input = r.scalar<std::string>(root["input"], "input", "tokens:VOCAB:SEQ");
   for (const char* key : {"seq_len", "features", "vocab", "classes"})
     if (root[key]) {
       const auto value = r.positive<int64_t>(root[key], key);
@@ -311,6 +315,7 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
       dimensions[d].set(options, index[d]);
       if (dimensions[d].communication_only && index[d] != 0) first_communication_values = false;
     }
+    if (!is_torchscript_model(options.model)) options.input_shape = options.input = "";  // built-in: their own inputs
     for (int64_t batch : batch_sizes_for(spec, options.model)) {
       std::vector<int> order = worlds;
       if (!ascending) std::reverse(order.begin(), order.end());
