@@ -276,5 +276,31 @@ TEST(TorchScriptOptions, SweepSpecInputKeysReachTheTorchScriptModelsOnly) {
                SpecError);
 }
 
+// A mapping in `models:` gives one TorchScript model its own input and classes.
+TEST(TorchScriptOptions, SweepSpecModelMappingsGiveAModelItsOwnInput) {
+  TempDir dir;
+  write_mlp(dir / "mlp.pt");
+  testing_fixtures::write_token_model(dir / "tokens.pt", 50, 6, 5);
+  const std::string mlp = "torchscript:" + (dir / "mlp.pt"), tokens = "torchscript:" + (dir / "tokens.pt");
+  const SweepSpec spec = parse_sweep_spec("models:\n  - \"" + mlp + "\"\n  - {model: \"" + tokens +
+                                              "\", input: \"tokens:50:7\", classes: 3}\nbatch_sizes: [4]\n"
+                                              "world_sizes: [1]\ninput_shape: 16\nclasses: 4\n",
+                                          "spec.yaml");
+  const auto configs = expand_sweep(spec, "");
+  ASSERT_EQ(configs.size(), 2u);
+  for (const auto& c : configs) {
+    const bool is_tokens = c.options.model == tokens;
+    EXPECT_EQ(c.options.input_shape, is_tokens ? "" : "16");
+    EXPECT_EQ(c.options.input, is_tokens ? "tokens:50:7" : "");
+    EXPECT_EQ(c.options.classes, is_tokens ? 3 : 4);
+    EXPECT_NO_THROW(validate_train_options(c.options, 1, false));
+    EXPECT_NO_THROW(describe_model(c.options.model, model_options_from(c.options)));
+  }
+  const std::string bad = "models:\n  - {model: mlp-medium, classes: 3}\nbatch_sizes: [4]\nworld_sizes: [1]\n";
+  EXPECT_NE(error_of([&] { parse_sweep_spec(bad, "spec.yaml"); }).find("only torchscript:PATH models"), std::string::npos);
+  const std::string unknown = "models:\n  - {model: \"" + mlp + "\", shape: 16}\nbatch_sizes: [4]\nworld_sizes: [1]\n";
+  EXPECT_NE(error_of([&] { parse_sweep_spec(unknown, "spec.yaml"); }).find("models.shape"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ddpscale

@@ -61,6 +61,37 @@ class SpecReader {
   std::string path_;
 };
 
+// `models:` is a name or a list of names and {model: torchscript:PATH, input_shape | input,
+// classes} mappings.
+void parse_models(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
+  if (!node.IsSequence()) {
+    spec.models = r.list<std::string>(node, "models", "model names");
+    return;
+  }
+  for (const auto& item : node) {
+    if (!item.IsMap()) {
+      spec.models.push_back(r.scalar<std::string>(item, "models", "model names or {model: torchscript:PATH, ...}"));
+      continue;
+    }
+    if (!item["model"]) r.fail(item, "models", "a mapping needs 'model: torchscript:PATH'");
+    const auto name = r.scalar<std::string>(item["model"], "models.model", "a model name");
+    if (!is_torchscript_model(name))
+      r.fail(item, "models", "only torchscript:PATH models take input_shape / input / classes here, not " + name);
+    ModelInput input;
+    for (const auto& kv : item) {
+      const auto key = kv.first.as<std::string>();
+      if (key == "model") continue;
+      if (key == "input_shape") input.input_shape = r.scalar<std::string>(kv.second, "models.input_shape", "a shape like 3x224x224");
+      else if (key == "input") input.input = r.scalar<std::string>(kv.second, "models.input", "tokens:VOCAB:SEQ");
+      else if (key == "classes") input.classes = r.positive<int64_t>(kv.second, "models.classes");
+      else r.fail(kv.first, "models." + key, "unknown key (allowed: model, input_shape, input, classes)");
+    }
+    spec.models.push_back(name);
+    spec.model_inputs[name] = input;
+  }
+  if (spec.models.empty()) r.fail(node, "models", "must not be empty");
+}
+
 const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
                                         "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
@@ -150,7 +181,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
 
   auto& b = spec.base;
   spec.name = root["name"] ? r.scalar<std::string>(root["name"], "name", "a string") : "study";
-  spec.models = r.list<std::string>(root["models"], "models", "model names");
+  parse_models(r, root["models"], spec);
   spec.batch_sizes = positive_list(r, root["batch_sizes"], "batch_sizes");
   for (const auto& world : r.list<int>(root["world_sizes"], "world_sizes", "positive integers")) {
     if (world <= 0) r.fail(root["world_sizes"], "world_sizes", "must be positive, got " + std::to_string(world));
@@ -316,6 +347,14 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
       if (dimensions[d].communication_only && index[d] != 0) first_communication_values = false;
     }
     if (!is_torchscript_model(options.model)) options.input_shape = options.input = "";  // built-in: their own inputs
+    const auto own = spec.model_inputs.find(options.model);
+    if (own != spec.model_inputs.end()) {
+      if (!own->second.input_shape.empty() || !own->second.input.empty()) {
+        options.input_shape = own->second.input_shape;
+        options.input = own->second.input;
+      }
+      if (own->second.classes > 0) options.classes = own->second.classes;
+    }
     for (int64_t batch : batch_sizes_for(spec, options.model)) {
       std::vector<int> order = worlds;
       if (!ascending) std::reverse(order.begin(), order.end());

@@ -25,11 +25,19 @@ struct SpecOverride {
   std::vector<int64_t> batch_sizes;         // empty = keep
 };
 
+// A TorchScript model's own input in `models:` ({model: torchscript:PATH, input_shape: ...,
+// classes: ...}): replaces the top-level input_shape / input / classes for that model.
+struct ModelInput {
+  std::string input_shape, input;  // one of them, or neither (keep the top level's)
+  int64_t classes = 0;             // 0 = keep
+};
+
 struct SweepSpec {
   std::string path;
   std::string text;  // the file as read, stored with the study
   std::string name;
   std::vector<std::string> models;
+  std::map<std::string, ModelInput> model_inputs;  // by model name, from mappings in `models:`
   std::vector<int64_t> batch_sizes;
   std::vector<int> world_sizes;
   std::vector<std::string> scaling = {"weak"};
