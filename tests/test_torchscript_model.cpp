@@ -58,7 +58,7 @@ TEST(Sha256, FileEqualsBytes) {
 TEST(TorchScriptModel, NamesAndTensorsAreTheJitModulesAndStaySharedThroughTo) {
   TempDir dir;
   const std::string path = dir / "mlp.pt";
-  write_mlp(path, MlpFile{.step_counter = true});
+  write_mlp(path, testing_fixtures::mlp_with(&MlpFile::step_counter, true));
   auto model = load_torchscript_model(path);
   std::vector<std::string> names;
   for (const auto& item : model->named_parameters()) names.push_back(item.key());
@@ -152,7 +152,7 @@ TEST(TorchScriptModel, TokenInputsWithASequenceAxisGetALabelPerPosition) {
 TEST(TorchScriptModel, AModuleWithALossMethodTrainsOnIt) {
   TempDir dir;
   const std::string path = dir / "own_loss.pt";
-  write_mlp(path, MlpFile{.own_loss = true});
+  write_mlp(path, testing_fixtures::mlp_with(&MlpFile::own_loss, true));
   auto model = build_model("torchscript:" + path, input_of("16"));
   const auto x = torch::randn({3, 16});
   const auto labels = torch::tensor({0, 1, 2});
@@ -185,12 +185,12 @@ TEST(TorchScriptModel, BadInputsNameTheFileAndTheCause) {
   EXPECT_NE(e.find(mlp + ": say what its forward takes"), std::string::npos) << e;
 
   const std::string scalar = dir / "scalar.pt";
-  write_mlp(scalar, MlpFile{.no_batch_axis = true});
+  write_mlp(scalar, testing_fixtures::mlp_with(&MlpFile::no_batch_axis, true));
   e = error_of([&] { describe_model("torchscript:" + scalar, input_of("16")); });
   EXPECT_NE(e.find(scalar + ": the output [] for input [3, 16] has no batch axis"), std::string::npos) << e;
 
   const std::string frozen = dir / "frozen.pt";
-  write_mlp(frozen, MlpFile{.frozen = true});
+  write_mlp(frozen, testing_fixtures::mlp_with(&MlpFile::frozen, true));
   e = error_of([&] { describe_model("torchscript:" + frozen, input_of("16")); });
   EXPECT_NE(e.find(frozen + ": the module has no trainable parameters"), std::string::npos) << e;
 }
@@ -239,7 +239,7 @@ TEST(TorchScriptOptions, ResumeRefusesAChangedFile) {
   EXPECT_TRUE(same_params(before, params()));
   EXPECT_EQ(config_id(before).rfind("resnet_like_b32_w2", 0), 0u) << config_id(before);
 
-  write_mlp(path, MlpFile{.seed = 8});  // same architecture, other weights: same count
+  write_mlp(path, testing_fixtures::mlp_with(&MlpFile::seed, uint64_t{8}));  // same architecture, other weights: same count
   const ConfigParams after = params();
   EXPECT_EQ(after.parameters, before.parameters);
   EXPECT_NE(after.model_sha256, before.model_sha256);

@@ -35,6 +35,14 @@ struct MlpFile {
   uint64_t seed = 7;
 };
 
+// One member changed from the defaults (C++17 has no designated initializers).
+template <typename T>
+MlpFile mlp_with(T MlpFile::*member, T value) {
+  MlpFile f;
+  f.*member = value;
+  return f;
+}
+
 // 16 -> 8 (relu) -> 4: parameters fc1.weight, fc1.bias, fc2.weight, fc2.bias (172 in all).
 inline void write_mlp(const std::string& path, const MlpFile& f = {}) {
   torch::manual_seed(f.seed);

@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[1];
   std::filesystem::create_directories(dir);
   write_mlp((dir / "mlp.pt").string());
-  write_mlp((dir / "own_loss.pt").string(), MlpFile{.own_loss = true});
-  write_mlp((dir / "counter.pt").string(), MlpFile{.step_counter = true});
+  write_mlp((dir / "own_loss.pt").string(), mlp_with(&MlpFile::own_loss, true));
+  write_mlp((dir / "counter.pt").string(), mlp_with(&MlpFile::step_counter, true));
   write_token_model((dir / "tokens.pt").string(), 50, 6, 5);
   std::ofstream(dir / "notes.pt") << "not a model\n";
   return 0;
