@@ -188,6 +188,7 @@ TEST(DdpEquivalence, RecurrentAndTransformerModels) {
 // with float logits [batch, classes] and with token ids and a label per sequence position.
 // Each rank writes its own copy of the file (same seed, same bytes).
 TEST(DdpEquivalence, TorchScriptModels) {
+  SKIP_WITHOUT_DEVICE();  // before the fixtures are written: a 1-GPU machine skips at once
   TempDir dir;
   testing_fixtures::write_mlp(dir / "mlp.pt");
   testing_fixtures::write_token_model(dir / "tokens.pt", 50, 6, 5);
