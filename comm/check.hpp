@@ -6,7 +6,7 @@
 
 namespace ddpscale {
 
-// Prints "[ddpscale rank R] FATAL: <what> failed: <why> (file:line)" and aborts the job.
+// Prints "[ddpscale rank R on HOST] FATAL: <what> failed: <why> (file:line)" and aborts the job.
 [[noreturn]] void fatal_error(const std::string& what, const std::string& why, const char* file, int line);
 
 // The calling process's rank in MPI_COMM_WORLD, or -1 before MPI_Init / after MPI_Finalize.

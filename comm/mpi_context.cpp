@@ -33,8 +33,11 @@ int world_rank_or_minus_one() {
 
 void fatal_error(const std::string& what, const std::string& why, const char* file, int line) {
   const int rank = world_rank_or_minus_one();
-  std::fprintf(stderr, "[ddpscale rank %d] FATAL: %s failed: %s (%s:%d)\n", rank, what.c_str(), why.c_str(), file,
-               line);
+  // The host too: across nodes, "rank 3" alone does not say which machine to look at.
+  char host[256] = "unknown host";
+  gethostname(host, sizeof(host) - 1);
+  std::fprintf(stderr, "[ddpscale rank %d on %s] FATAL: %s failed: %s (%s:%d)\n", rank, host, what.c_str(), why.c_str(),
+               file, line);
   std::fflush(stderr);
   if (rank >= 0) MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);

@@ -156,7 +156,7 @@ def test_stuck_rank(ctx):
             except OSError:
                 pass
     stderr = launch.stderr()
-    fatal = [l for l in stderr.splitlines() if l.startswith("[ddpscale rank 0] FATAL:")]
+    fatal = [l for l in stderr.splitlines() if re.match(r"\[ddpscale rank 0 on [^\]]+\] FATAL:", l)]
     log(f"  SIGSTOP rank 1 (pid {ranks[1]}): mpirun exit {code}, every process gone {gone:.2f} s later")
     log("  message: " + (fatal[0] if fatal else "(none)"))
     expect(code != 0, "mpirun exited 0 although a rank was stuck")
