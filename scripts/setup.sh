@@ -12,6 +12,9 @@ DEBIAN_PACKAGES+=(python3-scipy chromium)
 # reference BLAS unless an optimised one is installed: a 512x128x384 matrix product took
 # 21.6 ms there and 0.76 ms with OpenBLAS. Serial, because every rank is its own process.
 DEBIAN_PACKAGES+=(libopenblas0-serial)
+# The two-node cluster test (tests/cluster/): veth pairs and tc shaping come from iproute2,
+# which minimal Debian images leave out.
+DEBIAN_PACKAGES+=(iproute2)
 
 install_missing_packages() {
   local missing=()
