@@ -7,6 +7,7 @@
 
 #include "config_summary.hpp"
 #include "run_store.hpp"
+#include "study_analysis.hpp"
 #include "text_io.hpp"
 
 namespace fs = std::filesystem;
@@ -121,10 +122,11 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
 
 StudyDigest digest_from_study(const std::string& study_dir) {
   StudyDigest digest;
-  CommBenchTable table;
-  read_study(study_dir, &table);
-  for (const std::string& path : list_config_files(study_dir)) {
-    const ConfigSummary summary = summarize_config(read_config(path));
+  const LoadedStudy study = load_studies({study_dir});
+  const CommBenchTable table =
+      !study.sources.empty() && study.sources.front().commbench ? *study.sources.front().commbench : CommBenchTable{};
+  for (const ConfigRecord& record : study.configs) {
+    const ConfigSummary summary = summarize_config(record);
     MeasuredConfig c;
     c.id = summary.id;
     c.params = summary.params;

@@ -9,15 +9,12 @@
 
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
+#include "launch/cli_util.hpp"
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
 
 namespace ddpscale {
 namespace {
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // "4,8" -> {4, 8}; every entry a whole number of at least `minimum`.
 std::vector<int> positive_list(const std::string& option, const std::string& text, int minimum) {
