@@ -17,16 +17,16 @@ std::vector<double> bucket_sizes(double gradient_bytes, double first_cap_bytes, 
   return sizes;
 }
 
-OverlapTimeline simulate_overlap(const std::vector<double>& buckets, double backward_us, bool overlap,
-                                 const std::function<double(double)>& allreduce_us) {
+OverlapTimeline simulate_overlap(const std::vector<double>& buckets, const std::vector<double>& allreduce_us,
+                                 double backward_us, bool overlap) {
   double total_bytes = 0;
   for (double b : buckets) total_bytes += b;
   OverlapTimeline timeline;
   double produced = 0, stream_free_at = 0;
-  for (double bucket : buckets) {
-    produced += bucket;
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    produced += buckets[i];
     const double ready = overlap && total_bytes > 0 ? backward_us * produced / total_bytes : backward_us;
-    const double duration = allreduce_us(bucket);
+    const double duration = allreduce_us[i];
     stream_free_at = std::max(stream_free_at, ready) + duration;  // one stream: in order
     timeline.allreduce_total_us += duration;
   }

@@ -3,7 +3,6 @@
 // buckets in reverse registration order, a small first bucket then full ones, launches each
 // as soon as it is complete, and runs them one after another on one communication stream.
 #pragma once
-#include <functional>
 #include <vector>
 
 namespace ddpscale {
@@ -21,8 +20,8 @@ struct OverlapTimeline {
 
 // backward_us: the backward pass; gradients are produced at an even rate over it, so a
 // bucket is ready when backward has produced its last byte. With overlap off every
-// allreduce starts after backward. allreduce_us(bytes) gives one bucket's time.
-OverlapTimeline simulate_overlap(const std::vector<double>& buckets, double backward_us, bool overlap,
-                                 const std::function<double(double)>& allreduce_us);
+// allreduce starts after backward. allreduce_us[i]: bucket i's allreduce time.
+OverlapTimeline simulate_overlap(const std::vector<double>& buckets, const std::vector<double>& allreduce_us,
+                                 double backward_us, bool overlap);
 
 }  // namespace ddpscale

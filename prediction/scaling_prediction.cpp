@@ -87,10 +87,12 @@ class Predictor {
     const auto buckets = bucket_sizes(static_cast<double>(base.params.parameters) * bytes_per_gradient,
                                       options_.first_bucket_mb * kMiB, base.params.bucket_mb * kMiB);
     const bool overlap = base.params.overlap;
+    // The buckets' allreduce times, once: every draw scales them by one factor.
+    std::vector<double> bucket_us, drawn_us(buckets.size());
+    for (double bytes : buckets) bucket_us.push_back(allreduce_.cost(bytes, topology, options_.network).time_us);
     auto exposed = [&](double backward_us, double allreduce_factor, OverlapTimeline* timeline) {
-      const OverlapTimeline t = simulate_overlap(buckets, backward_us, overlap, [&](double bytes) {
-        return allreduce_.cost(bytes, topology, options_.network).time_us * allreduce_factor;
-      });
+      for (size_t i = 0; i < buckets.size(); ++i) drawn_us[i] = bucket_us[i] * allreduce_factor;
+      const OverlapTimeline t = simulate_overlap(buckets, drawn_us, backward_us, overlap);
       if (timeline) *timeline = t;
       return t.allreduce_exposed_us;
     };
@@ -160,6 +162,8 @@ class Predictor {
       if (twin_key(same_batch) == twin_key(wanted)) measured.push_back(config);
     }
     if (measured.size() < 2) return nullptr;
+    for (const MeasuredConfig& made : interpolated_)  // asked before: the same configuration
+      if (twin_key(made.params) == twin_key(wanted)) return &made;
     const double b = static_cast<double>(wanted.batch_per_rank);
     std::sort(measured.begin(), measured.end(), [&](const MeasuredConfig* x, const MeasuredConfig* y) {
       return std::abs(std::log(x->params.batch_per_rank / b)) < std::abs(std::log(y->params.batch_per_rank / b));
@@ -208,8 +212,7 @@ std::vector<MeasuredPair> measured_pairs(const StudyDigest& study, const Predict
   std::vector<MeasuredPair> pairs;
   for (const MeasuredConfig& c : study.configs) {
     if (c.params.world_size < 2) continue;
-    ConfigParams twin_params = c.params;
-    const MeasuredConfig* base = predictor.twin_of(twin_params);
+    const MeasuredConfig* base = predictor.twin_of(c.params);
     if (!base) {
       notes.push_back(c.id + ": no 1-GPU twin in the study, not checked");
       continue;

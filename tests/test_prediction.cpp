@@ -105,7 +105,7 @@ TEST(OverlapSimulation, BucketsFillFirstCapThenFullCapsThenTheRest) {
 std::vector<double> four_buckets() { return {100, 100, 100, 100}; }
 
 TEST(OverlapSimulation, WithoutOverlapEverythingIsExposed) {
-  const OverlapTimeline t = simulate_overlap(four_buckets(), 1000, false, [](double) { return 50.0; });
+  const OverlapTimeline t = simulate_overlap(four_buckets(), {50, 50, 50, 50}, 1000, false);
   EXPECT_DOUBLE_EQ(t.allreduce_total_us, 200);
   EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 200);
 }
@@ -113,7 +113,7 @@ TEST(OverlapSimulation, WithoutOverlapEverythingIsExposed) {
 // Each allreduce (50 us) ends before the next bucket is ready: only the last, ready when
 // backward ends, is left after it.
 TEST(OverlapSimulation, FastAllreducesHideAllButTheLastBucket) {
-  const OverlapTimeline t = simulate_overlap(four_buckets(), 1000, true, [](double) { return 50.0; });
+  const OverlapTimeline t = simulate_overlap(four_buckets(), {50, 50, 50, 50}, 1000, true);
   EXPECT_DOUBLE_EQ(t.allreduce_total_us, 200);
   EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 50);
 }
@@ -121,7 +121,7 @@ TEST(OverlapSimulation, FastAllreducesHideAllButTheLastBucket) {
 // 400 us each: one stream, in order: 250-650, 650-1050, 1050-1450, 1450-1850; backward ends
 // at 1000, so 850 us are exposed.
 TEST(OverlapSimulation, SlowAllreducesQueueBehindEachOther) {
-  const OverlapTimeline t = simulate_overlap(four_buckets(), 1000, true, [](double) { return 400.0; });
+  const OverlapTimeline t = simulate_overlap(four_buckets(), {400, 400, 400, 400}, 1000, true);
   EXPECT_DOUBLE_EQ(t.allreduce_total_us, 1600);
   EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 850);
 }
@@ -186,9 +186,9 @@ TEST(PredictionInterval, CoversTheMeasuredMeanOfSimulatedStudies) {
   const AllreduceCostModel curve(bytes, times, 2);
   const double step1 = 8000, backward = 3000, sd_fraction = 0.03;
   const auto buckets = bucket_sizes(4e7, kMiB, 25 * kMiB);
-  const double exposed =
-      simulate_overlap(buckets, backward, true, [&](double b) { return curve.cost(b, {1, 2}, {}).time_us; })
-          .allreduce_exposed_us;
+  std::vector<double> bucket_us;
+  for (double b : buckets) bucket_us.push_back(curve.cost(b, {1, 2}, {}).time_us);
+  const double exposed = simulate_overlap(buckets, bucket_us, backward, true).allreduce_exposed_us;
   ASSERT_GT(exposed, 100.0);  // the prediction has something to predict
 
   PredictOptions options;
