@@ -8,6 +8,7 @@
 #include "config_summary.hpp"
 #include "run_store.hpp"
 #include "study_analysis.hpp"
+#include "summary_export.hpp"
 #include "text_io.hpp"
 
 namespace fs = std::filesystem;
@@ -80,45 +81,6 @@ MeasuredConfig config_from_row(const CsvRow& row) {
 }
 
 }  // namespace
-
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string field;
-  bool quoted = false, any = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    any = true;
-    if (quoted) {
-      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        field += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      row.push_back(field);
-      field.clear();
-    } else if (ch == '\n') {
-      row.push_back(field);
-      rows.push_back(row);
-      row.clear();
-      field.clear();
-      any = false;
-    } else if (ch != '\r') {
-      field += ch;
-    }
-  }
-  if (any) {
-    row.push_back(field);
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 StudyDigest digest_from_study(const std::string& study_dir) {
   StudyDigest digest;

@@ -15,9 +15,4 @@ StudyDigest load_study_digest(const std::string& folder);
 StudyDigest digest_from_study(const std::string& study_dir);
 StudyDigest digest_from_report(const std::string& report_dir);
 
-// Fields of RFC 4180 CSV text (quoted fields with doubled quotes inside), row by row. Neither
-// Debian 12 nor the GPU image ships a C++ CSV library in common, and the files read here are
-// the ones summary_export.cpp writes.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text);
-
 }  // namespace ddpscale

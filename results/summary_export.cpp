@@ -242,4 +242,42 @@ std::string commbench_csv(const CommBenchTable& table, int ranks) {
   return csv;
 }
 
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c != '"') {
+        field += c;
+      } else if (i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      record.push_back(field);
+      field.clear();
+    } else if (c == '\n') {
+      record.push_back(field);
+      field.clear();
+      records.push_back(record);
+      record.clear();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (quoted) throw std::runtime_error("CSV text ends inside a quoted field");
+  if (!field.empty() || !record.empty()) {
+    record.push_back(field);
+    records.push_back(record);
+  }
+  return records;
+}
+
 }  // namespace ddpscale

@@ -24,6 +24,7 @@
 #include "report_writer.hpp"
 #include "run_record.hpp"
 #include "study_analysis.hpp"
+#include "summary_export.hpp"
 
 namespace ddpscale::report_test {
 
@@ -112,46 +113,6 @@ inline size_t count_of(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
   return n;
-}
-
-// An RFC 4180 reader for checking what csv_field wrote: quoted fields may hold commas,
-// doubled quotes and line breaks.
-inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c != '"') {
-        field += c;
-      } else if (i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else {
-        quoted = false;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(field);
-      field.clear();
-    } else if (c == '\n') {
-      record.push_back(field);
-      field.clear();
-      records.push_back(record);
-      record.clear();
-    } else if (c != '\r') {
-      field += c;
-    }
-  }
-  EXPECT_FALSE(quoted) << "unterminated quoted field";
-  if (!field.empty() || !record.empty()) {
-    record.push_back(field);
-    records.push_back(record);
-  }
-  return records;
 }
 
 // summary.csv as header + rows, looked up by id and column name.

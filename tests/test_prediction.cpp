@@ -130,6 +130,7 @@ TEST(PredictionInputs, CsvFieldsWithQuotesAndCommas) {
   const auto rows = parse_csv("a,b,c\n1,\"x, \"\"y\"\"\",\n");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1], (std::vector<std::string>{"1", "x, \"y\"", ""}));
+  EXPECT_THROW(parse_csv("a,\"b\n"), std::runtime_error);  // ends inside a quoted field
 }
 
 // ---- Coverage of the 95% interval on simulated studies -------------------------------
