@@ -184,8 +184,9 @@ class MpiCommunicator final : public Communicator {
     auto* bytes = static_cast<char*>(buffer);
     for (size_t offset = 0; offset < count; offset += kMaxChunk) {
       const size_t chunk = std::min(kMaxChunk, count - offset);
-      DDPSCALE_MPI_CHECK(MPI_Bcast(bytes + offset * dtype_size(dtype), static_cast<int>(chunk), mpi_type(dtype), root,
-                                   group_.handle()));
+      // The ranks train together: one that does not take part within --comm-timeout is lost.
+      group_.broadcast_within_comm_timeout(bytes + offset * dtype_size(dtype), static_cast<int>(chunk),
+                                           mpi_type(dtype), root, "MPI broadcast");
     }
   }
 

@@ -59,22 +59,47 @@ MpiGroup::~MpiGroup() {
 
 void MpiGroup::barrier() const { DDPSCALE_MPI_CHECK(MPI_Barrier(comm_)); }
 
-void MpiGroup::barrier_within_comm_timeout(const char* what) const {
-  MPI_Request request = MPI_REQUEST_NULL;
-  DDPSCALE_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+void wait_within_comm_timeout(MPI_Request& request, const std::string& what, WaitPolling polling) {
   const auto deadline = std::chrono::steady_clock::now() + comm_timeout();
   for (int spins = 1;; ++spins) {
     int done = 0;
     DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
-    if (spins % 1024 == 0) {
+    // Spinning reads the clock every 1024 tests (a clock read costs more than a test);
+    // sleeping every time, since the sleep dwarfs it.
+    if (polling == WaitPolling::sleep || spins % 1024 == 0) {
       if (std::chrono::steady_clock::now() > deadline)
         fatal_error(what, "no completion within --comm-timeout (" + std::to_string(comm_timeout().count()) +
                               " s): a peer rank is gone or stuck; the job is aborted",
                     __FILE__, __LINE__);
-      std::this_thread::yield();
+      if (polling == WaitPolling::sleep)
+        usleep(200);
+      else
+        std::this_thread::yield();
     }
   }
+}
+
+void wait_without_bound(MPI_Request& request) {
+  for (;;) {
+    int done = 0;
+    DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    usleep(200);
+  }
+}
+
+void MpiGroup::barrier_within_comm_timeout(const std::string& what, WaitPolling polling) const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+  wait_within_comm_timeout(request, what, polling);
+}
+
+void MpiGroup::broadcast_within_comm_timeout(void* buffer, int count, MPI_Datatype type, int root,
+                                             const std::string& what, WaitPolling polling) const {
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Ibcast(buffer, count, type, root, comm_, &request));
+  wait_within_comm_timeout(request, what, polling);
 }
 
 std::unique_ptr<MpiGroup> MpiGroup::split(int color) const {
@@ -141,13 +166,15 @@ std::string MpiContext::library_version() const {
   return newline == std::string::npos ? version : version.substr(0, newline);
 }
 
-FirstFailure first_failure(const MpiGroup& group, bool failed, const std::string& message) {
+FirstFailure first_failure(const MpiGroup& group, bool failed, const std::string& message, const std::string& what) {
   int first = failed ? group.rank() : group.size();
-  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, group.handle()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, group.handle(), &request));
+  wait_within_comm_timeout(request, what, WaitPolling::spin);
   if (first == group.size()) return {};
   char text[1024] = {0};
   if (group.rank() == first) message.copy(text, sizeof(text) - 1);
-  DDPSCALE_MPI_CHECK(MPI_Bcast(text, sizeof(text), MPI_CHAR, first, group.handle()));
+  group.broadcast_within_comm_timeout(text, sizeof(text), MPI_CHAR, first, what);
   return {first, text};
 }
 

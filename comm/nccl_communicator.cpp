@@ -99,7 +99,7 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
     DDPSCALE_CUDA_CHECK(cudaSetDevice(device_));
     ncclUniqueId id;
     if (group_.rank() == 0) DDPSCALE_NCCL_CHECK(ncclGetUniqueId(&id));
-    DDPSCALE_MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, group_.handle()));
+    group_.broadcast_within_comm_timeout(&id, sizeof(id), MPI_BYTE, 0, "MPI broadcast of the NCCL unique id");
     DDPSCALE_NCCL_CHECK(ncclCommInitRank(&comm_, group_.size(), id, group_.rank()));
     int least = 0, greatest = 0;
     DDPSCALE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));

@@ -21,6 +21,15 @@
   diverged         DDPSCALE_FAULT_PERTURB_RANK=1 perturbs rank 1 after run 0: that run is
                    failed "replicas diverged", the others are ok, and the summary's median is
                    that of the ok runs only.
+  sweep_barrier_stall
+                   DDPSCALE_FAULT_STALL_RANK=1 stops rank 1 before a sweep's barrier: rank 0 gives
+                   up after --comm-timeout (4 s) with a FATAL line naming the barrier, and the
+                   job is gone within --comm-timeout + 10 s.
+  sweep_long_idle_wait
+                   rank 1 idle through a 1-rank configuration much longer than --comm-timeout
+                   (1 s) is not killed: the study completes.
+  memory_preflight transformer@2B refused before allocation (exit 2, < 5 s, both numbers), a
+                   sweep holding it refused before its first run, --no-memory-check accepted.
 
 Usage: /usr/bin/python3 reliability_faults.py --ddpscale PATH --mpirun "mpirun ..." TEST [TEST...]
 Exit 0 pass, 1 fail, 77 skipped (h5py missing for a test that reads HDF5, or fewer than 2 GPUs for --device cuda).
@@ -349,9 +358,11 @@ def test_oom_batch(ctx):
     asks LibTorch's CPU allocator for 4 PB, more than the 128 TiB a process can address,
     so it fails the same on every machine, whatever its memory and overcommit setting."""
     need_h5py()
+    # memory_check: false: the memory pre-flight would refuse the spec before any run; this
+    # test is about an allocation that fails in the middle of a study.
     folder = spec_folder(ctx, "oom_batch",
                          "name: oom\nmodels: [mlp@100K]\nbatch_sizes: [1000000000000, 8]\nworld_sizes: [2]\n"
-                         "runs: 2\nwarmup: 0\nsteps: 2\n")
+                         "runs: 2\nwarmup: 0\nsteps: 2\nmemory_check: false\n")
     code, stderr = finished_sweep(ctx, folder)
     expect(code == 3, f"the study must go on past the failed configuration and finish with exit 3 (a "
                       f"configuration without a successful run), got {code}:\n{stderr}")
@@ -420,6 +431,115 @@ def test_disk_full(ctx):
     log("  --resume without the limit: exit 0, 1 already done, 2 configurations")
 
 
+# ---------------------------------------------------------------------------------------
+# Bounded waits in a sweep (docs/reliability.md, "Bounded waits")
+
+
+def test_sweep_barrier_stall(ctx):
+    """DDPSCALE_FAULT_STALL_RANK=1 stops rank 1 (alive, silent) just before the sweep's barrier
+    after the first stored configuration: rank 0, which trained that configuration with it and
+    then stored it, must give up after --comm-timeout with a FATAL line naming the barrier,
+    and the job must be gone within --comm-timeout + 10 s of the stall."""
+    timeout_s = 4
+    folder = spec_folder(ctx, "sweep_barrier_stall", "name: stall\nmodels: [mlp@100K]\nbatch_sizes: [8]\n"
+                                                     "world_sizes: [2]\nruns: 1\nwarmup: 0\nsteps: 5\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS + ["--comm-timeout", str(timeout_s)], folder, name="sweep",
+                    env={"DDPSCALE_FAULT_STALL_RANK": "1"})
+    try:
+        wait_until(lambda: "rank 1 stalls now" in launch.stderr() or launch.process.poll() is not None, 60,
+                   "rank 1's stall")
+        stalled_at = time.monotonic()
+        code = launch.wait(timeout=timeout_s + 30)
+        gone = launch.wait_for_processes_gone(timeout=30) - (stalled_at - launch.start)
+    finally:
+        launch.kill_all()
+    stderr = launch.stderr()
+    fatal = [l for l in stderr.splitlines() if re.match(r"\[ddpscale rank 0 on [^\]]+\] FATAL:", l)]
+    log(f"  rank 1 stalled before the barrier: mpirun exit {code}, every process gone {gone:.2f} s later "
+        f"(--comm-timeout {timeout_s} s)")
+    log("  message: " + (fatal[0] if fatal else "(none)"))
+    expect("fault injection: DDPSCALE_FAULT_STALL_RANK=1" in stderr, f"the fault injection was not announced:\n{stderr}")
+    expect(code != 0, "mpirun exited 0 although a rank was stuck")
+    expect(fatal, f"rank 0 printed no FATAL line:\n{stderr}")
+    expected = (r"FATAL: sweep barrier after configuration mlp-100K_b8_w2_\S+ was stored failed: no completion "
+                rf"within --comm-timeout \({timeout_s} s\): a peer rank is gone or stuck; the job is aborted")
+    expect(re.search(expected, fatal[0]), f"the FATAL line does not name the barrier and the time-out: {fatal[0]}")
+    # Rank 0 first stores the configuration, then waits --comm-timeout; MPI_Abort and
+    # mpirun's clean-up follow. Not earlier than the time-out either: the bound must not cut
+    # a wait short.
+    expect(timeout_s - 0.5 <= gone <= timeout_s + 10,
+           f"processes left {gone:.1f} s after the stall, expected between {timeout_s} and {timeout_s + 10} s")
+
+
+def test_sweep_long_idle_wait(ctx):
+    """A 1-rank configuration whose run lasts far longer than --comm-timeout (1 s): rank 1,
+    idle, waits in the sweep's barrier all that time and must not be killed for it; the
+    study completes (exit 0) and no FATAL line appears."""
+    timeout_s = 1
+    folder = spec_folder(ctx, "sweep_long_idle_wait", "name: long\nmodels: [mlp@10M]\nbatch_sizes: [64]\n"
+                                                      "world_sizes: [1]\nruns: 1\nwarmup: 0\nsteps: 15\n")
+    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS + ["--comm-timeout", str(timeout_s)], folder, name="sweep")
+    wait_until(lambda: "configurations (0 already done)" in launch.stderr() or launch.process.poll() is not None,
+               60, "the sweep's start line")
+    started_at = time.monotonic()
+    code = launch.wait(timeout=180)
+    waited = time.monotonic() - started_at
+    stderr = launch.stderr()
+    log(f"  rank 1 idle through a 1-rank configuration: exit {code} after {waited:.1f} s of runs "
+        f"(--comm-timeout {timeout_s} s)")
+    expect(code == 0, f"the sweep failed ({code}):\n{stderr}")
+    expect("FATAL" not in stderr, f"a FATAL line although nothing was stuck:\n{stderr}")
+    expect(waited > 3 * timeout_s, f"the configuration took {waited:.1f} s, not clearly beyond --comm-timeout "
+                                   f"{timeout_s} s: the test shows nothing")
+
+
+# ---------------------------------------------------------------------------------------
+# Memory pre-flight (docs/methodology.md, "Memory pre-flight")
+
+
+def test_memory_preflight(ctx):
+    """transformer@2B (about 32 GB of weights, gradients and Adam state per rank, 2 ranks on
+    this host) is refused before any allocation: exit 2 in under 5 s, one line with the
+    estimate and the free memory, not OOM-killed; a sweep naming it among fitting
+    configurations is refused before its first run; --no-memory-check lets a small model
+    through."""
+    launch = Launch(ctx.mpirun, ctx.ddpscale, ["train", "-m", "transformer@2B", "--device", "cpu"], ctx.workdir,
+                    name="train_2b")
+    code = launch.wait(timeout=60)
+    elapsed = launch.elapsed
+    gone = launch.wait_for_processes_gone(timeout=10)
+    stderr = launch.stderr()
+    ours = [l for l in stderr.splitlines() if l.startswith("ddpscale train:")]
+    log(f"  train -m transformer@2B: exit {code} after {elapsed:.2f} s (all processes gone at {gone:.2f} s)")
+    log("  message: " + (ours[0] if ours else "(none)"))
+    expect(code == 2, f"exit code {code}, expected 2 (refused; 137 would be the OOM killer):\n{stderr}")
+    expect(len(ours) == 1, f"expected exactly one 'ddpscale train:' line:\n{stderr}")
+    expect(re.search(r"transformer@2B at batch 32 per rank \(adam\) does not fit in memory: it needs an estimated "
+                     r"[\d.]+ GiB per rank x 2 ranks sharing it = [\d.]+ GiB \(weights [\d.]+ GiB, gradients "
+                     r"[\d.]+ GiB, optimizer state [\d.]+ GiB, .*\), but host \S+ \((MemAvailable|cgroup).*\) has "
+                     r"[\d.]+ GiB free; use a smaller model or batch, .*--no-memory-check", ours[0]),
+           f"the message lacks the estimate, the free memory or the advice: {ours[0]}")
+    expect("# ddpscale train:" not in launch.stdout(), "training started")
+    expect(elapsed < 5, f"the refusal took {elapsed:.2f} s, more than 5 s")
+
+    folder = spec_folder(ctx, "memory_sweep", "name: mem\nmodels: [mlp@100K, transformer@2B]\nbatch_sizes: [8]\n"
+                                              "world_sizes: [2]\nruns: 1\nwarmup: 0\nsteps: 2\n")
+    code, stderr = finished_sweep(ctx, folder)
+    ours = [l for l in stderr.splitlines() if l.startswith("ddpscale sweep:")]
+    log(f"  sweep with transformer@2B: exit {code}; " + (ours[0][:160] if ours else "(none)") + "...")
+    expect(code == 2 and ours and "1 of 2 configurations do not fit in memory (transformer@2B batch 8 world 2)"
+           in ours[0], f"the sweep was not refused naming transformer@2B:\n{stderr}")
+    expect(not os.path.exists(os.path.join(folder, "study")), "the refused sweep created its --out folder")
+
+    launch = Launch(ctx.mpirun, ctx.ddpscale, ["train", "-m", "mlp@100K", "--device", "cpu", "--runs", "1",
+                                               "--warmup", "0", "--steps", "2", "--no-memory-check"], ctx.workdir,
+                    name="train_unchecked")
+    code = launch.wait(timeout=60)
+    log(f"  train -m mlp@100K --no-memory-check: exit {code}")
+    expect(code == 0 and "1 of 1 runs ok" in launch.stdout(), f"--no-memory-check run failed ({code}):\n"
+                                                             f"{launch.stdout()}\n{launch.stderr()}")
+
+
 TESTS = {
     "kill_rank": test_kill_rank,
     "stuck_rank": test_stuck_rank,
@@ -430,6 +550,9 @@ TESTS = {
     "diverged": test_diverged,
     "oom_batch": test_oom_batch,
     "disk_full": test_disk_full,
+    "sweep_barrier_stall": test_sweep_barrier_stall,
+    "sweep_long_idle_wait": test_sweep_long_idle_wait,
+    "memory_preflight": test_memory_preflight,
 }
 
 

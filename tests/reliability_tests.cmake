@@ -13,8 +13,10 @@ add_test(NAME reliability_bad_input
 set_tests_properties(reliability_bad_input PROPERTIES LABELS "mpi;reliability" TIMEOUT 300 RUN_SERIAL TRUE)
 
 # One CTest test per fault (reliability_faults.py says what each asserts).
+# sweep_barrier_stall, sweep_long_idle_wait: the sweep's bounded barriers; memory_preflight:
+# a model that cannot fit refused before allocation (issue 20).
 foreach(fault kill_rank stuck_rank signal_mpirun_int signal_mpirun_term signal_ranks_term nan_loss diverged oom_batch
-              disk_full)
+              disk_full sweep_barrier_stall sweep_long_idle_wait memory_preflight)
   add_test(NAME reliability_${fault}
            COMMAND ${DDPSCALE_H5PY_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/reliability_faults.py
                    ${ddpscale_reliability_args} ${fault})

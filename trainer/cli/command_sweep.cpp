@@ -27,7 +27,10 @@ int run_sweep_command(int argc, char** argv) {
       ("overwrite", "measure every configuration again, replacing what --out holds")
       ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
       ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
-      ("dry-run", "list the configurations in run order and the steps they will train, then exit (--out not needed)");
+      ("dry-run", "list the configurations in run order and the steps they will train, then exit (--out not needed)")
+      ("no-memory-check", "skip the memory pre-flight, which refuses the spec before the first run when a "
+                          "configuration's estimated training memory (weights, gradients, optimizer state, gradient "
+                          "buckets, activations) exceeds the free memory (also: memory_check: false in the spec)");
   add_launch_options(options, "", "auto, cpu or cuda");
   options.add_options()("h,help", "show this help");
   options.parse_positional({"spec"});
@@ -46,6 +49,7 @@ int run_sweep_command(int argc, char** argv) {
     if (printed_help(options, args)) return 0;
     if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
     sweep.dry_run = args.count("dry-run") > 0;
+    sweep.memory_check = args.count("no-memory-check") == 0;
     if (!args.count("out") && !sweep.dry_run)
       throw UsageError("--out DIR is required (where the study's HDF5 files go)");
     sweep.spec_path = args["spec"].as<std::string>();

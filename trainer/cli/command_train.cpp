@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "study/config_runner.hpp"
+#include "study/memory_preflight.hpp"
 #include "launch/launch_prologue.hpp"
 #include "model_registry.hpp"
 #include "mpi_context.hpp"
@@ -64,6 +65,9 @@ void add_train_options(cxxopts::Options& options) {
                       "first, to PREFIX.rank<R>.csv (each rank; the last run's)",
        cxxopts::value<std::string>()->default_value(""), "PREFIX")
       ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)")
+      ("no-memory-check", "skip the memory pre-flight, which refuses a model whose estimated training memory "
+                          "(weights, gradients, optimizer state, gradient buckets, activations) exceeds the free "
+                          "memory (host RAM on CPU, shared by the host's ranks; the GPU's on GPU) before building it")
       ("alternate-phase-timing", "time phases in runs 0 and 3 of every 4 only, and print what timing cost "
                                  "between these neighbouring runs (use --runs 12 or more)");
   add_launch_options(options, "launch", "auto, cpu or cuda");
@@ -112,6 +116,7 @@ int run_train_command(int argc, char** argv) {
   TrainOptions train;
   LaunchOptions launch;
   cxxopts::ParseResult args;
+  ModelDescription model;
   // Every check runs on every rank; the ranks agree on the verdict before any other
   // collective (any_rank_has_usage_error), so no rank waits for a peer that already left.
   std::string usage_error;
@@ -121,13 +126,17 @@ int run_train_command(int argc, char** argv) {
     train = train_options_from(args);
     launch = launch_options_from(args);
     validate_model_input(train);  // the TorchScript input contract, before loading the file
-    describe_model(train.model, model_options_from(train));  // unknown model or size family; loads and probes a TorchScript file
+    model = describe_model(train.model, model_options_from(train));  // unknown model or size family; loads and probes a TorchScript file
   } catch (const std::exception& e) {
     usage_error = usage_error_text(e, argc, argv, program);
   }
   MpiContext mpi(&argc, &argv);
+  const bool memory_check = usage_error.empty() && args.count("no-memory-check") == 0;
   const auto chosen = agree_on_device(mpi, program, launch, usage_error, [&](const DeviceChoice& device) {
     validate_train_options(train, mpi.size(), device.cuda);
+    // Before the model is built: a model that cannot fit is refused on every rank with the
+    // numbers of the first rank short of memory (free memory differs per rank).
+    check_memory_fits(model, train, effective_world_size(train, mpi.size()), mpi, device, memory_check);
   });
   if (!chosen) return 2;
   const DeviceChoice device = *chosen;
@@ -137,7 +146,6 @@ int run_train_command(int argc, char** argv) {
   auto comm = make_training_communicator(*group, device);
 
   const bool printer = group->rank() == 0;
-  const ModelDescription model = describe_model(train.model, model_options_from(train));
   if (printer)
     std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s, batch %lld per rank (%s), %d runs x %d "
                 "steps after %d warm-up\n",

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -13,6 +14,7 @@
 #include "launch/cli_util.hpp"
 #include "commbench.hpp"
 #include "study/config_runner.hpp"
+#include "study/memory_preflight.hpp"
 #include "launch/device_choice.hpp"
 #include "launch/launch_prologue.hpp"
 #include "engine/initial_model.hpp"
@@ -31,17 +33,54 @@ namespace fs = std::filesystem;
 namespace ddpscale {
 namespace {
 
-// A barrier that sleeps while it waits: ranks idle during a world-size-1 configuration
-// must not spin on a core that the measured rank needs (on CPU they share the cores).
-void sleepy_barrier(const MpiGroup& world) {
-  MPI_Request request;
+// The sweep's barriers, and the rule that bounds them (docs/reliability.md, "Bounded waits").
+// A rank that did the work a barrier waits for (it trained in the configuration's group,
+// or rank 0 writing its file) gives up after --comm-timeout and takes the job down naming
+// the barrier: every other rank either did the same work in step with it (the run's
+// collectives end together) or was idle and is already waiting, so none has a reason to
+// come more than --comm-timeout later; one that does not is gone or stuck.
+// A rank idle during the work waits without a bound: it cannot tell a long run (a 1-rank
+// configuration may train for hours, far beyond --comm-timeout) from a stuck one, and need
+// not, since rank 0 works in every configuration and aborts the job for all if anyone
+// fails to arrive. Not covered: rank 0 stuck inside a 1-rank run (no peer can see it, as
+// in `ddpscale train` on one rank).
+// Both sides sleep between tests: ranks idle during a world-size-1 configuration must not
+// spin on a core that the measured rank needs (on CPU they share the cores).
+void sweep_barrier(const MpiGroup& world, const std::string& name, bool did_the_work) {
+  MPI_Request request = MPI_REQUEST_NULL;
   DDPSCALE_MPI_CHECK(MPI_Ibarrier(world.handle(), &request));
-  for (;;) {
-    int done = 0;
-    DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    usleep(200);
-  }
+  if (did_the_work)
+    wait_within_comm_timeout(request, name, WaitPolling::sleep);
+  else
+    wait_without_bound(request);
+}
+
+// Fault injection for the reliability tests (docs/reliability.md), read here and nowhere
+// else: DDPSCALE_FAULT_STALL_RANK=R makes world rank R stop for good just before the sweep's
+// barrier after the first configuration it stores, as a rank stuck there (alive, silent)
+// would; the other ranks must give up after --comm-timeout. Unset in every real
+// measurement; a set value is announced on stderr so it cannot go unnoticed.
+int fault_stall_rank() {
+  static const int rank = [] {
+    const char* value = std::getenv("DDPSCALE_FAULT_STALL_RANK");
+    if (value == nullptr || *value == '\0') return -1;
+    char* end = nullptr;
+    const long parsed = std::strtol(value, &end, 10);
+    if (*end != '\0' || parsed < 0) {
+      std::fprintf(stderr, "ddpscale: DDPSCALE_FAULT_STALL_RANK='%s' is not a rank; ignored\n", value);
+      return -1;
+    }
+    std::fprintf(stderr, "ddpscale: fault injection: DDPSCALE_FAULT_STALL_RANK=%ld stops that rank before the "
+                         "sweep's first barrier after a stored configuration\n", parsed);
+    return static_cast<int>(parsed);
+  }();
+  return rank;
+}
+
+[[noreturn]] void stall_for_good(int rank, const std::string& barrier) {
+  std::fprintf(stderr, "ddpscale: fault injection: rank %d stalls now, before the %s\n", rank, barrier.c_str());
+  std::fflush(stderr);
+  for (;;) pause();
 }
 
 // HDF5's messages can carry a newline (the ctime() of a failed write); the user gets one line.
@@ -51,12 +90,15 @@ std::string one_line(std::string text) {
   return text;
 }
 
-// Rank 0 decides, every rank learns the verdict: an empty string means "go on".
-std::string broadcast_verdict(const MpiGroup& world, std::string verdict) {
+// Rank 0 decides, every rank learns the verdict: an empty string means "go on". Rank 0 only
+// checks files or writes a small one before it, so every rank bounds the wait by
+// --comm-timeout; `what` names the decision in the FATAL line.
+std::string broadcast_verdict(const MpiGroup& world, std::string verdict, const std::string& what) {
+  const std::string name = "sweep broadcast of rank 0's verdict (" + what + ")";
   int length = static_cast<int>(verdict.size());
-  DDPSCALE_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, world.handle()));
+  world.broadcast_within_comm_timeout(&length, 1, MPI_INT, 0, name, WaitPolling::sleep);
   verdict.resize(static_cast<size_t>(length));
-  DDPSCALE_MPI_CHECK(MPI_Bcast(verdict.data(), length, MPI_CHAR, 0, world.handle()));
+  world.broadcast_within_comm_timeout(verdict.data(), length, MPI_CHAR, 0, name, WaitPolling::sleep);
   return verdict;
 }
 
@@ -79,20 +121,59 @@ NcclProfile select_profile(const SweepSpec& spec, const std::string& requested) 
   throw UsageError("--nccl-profile " + requested + " is not defined in " + spec.path);
 }
 
-void validate_configs(const std::vector<SweepConfig>& configs, int launched, bool on_cuda) {
+std::string config_name(const SweepConfig& c) {
+  return "configuration " + c.options.model + " batch " + std::to_string(c.options.batch) + " world " +
+         std::to_string(c.options.world_size);
+}
+
+// Every configuration's model (described once: a TorchScript file is loaded to be described),
+// or a UsageError naming the first invalid configuration.
+std::vector<ModelDescription> validate_configs(const std::vector<SweepConfig>& configs, int launched, bool on_cuda) {
+  std::vector<ModelDescription> models;
   for (const auto& c : configs) {
     try {
-      describe_model(c.options.model, model_options_from(c.options));
+      models.push_back(describe_model(c.options.model, model_options_from(c.options)));
       validate_train_options(c.options, launched, on_cuda);
     } catch (const std::exception& e) {
-      throw UsageError("configuration " + c.options.model + " batch " + std::to_string(c.options.batch) + " world " +
-                       std::to_string(c.options.world_size) + ": " + e.what());
+      throw UsageError(config_name(c) + ": " + e.what());
     }
   }
+  return models;
+}
+
+// The memory pre-flight of every configuration before the first run: a study that would
+// be OOM-killed in its 40th configuration is refused now, naming every one that does not
+// fit (with the first one's numbers), unless --no-memory-check.
+void check_configs_fit_in_memory(const std::vector<SweepConfig>& configs, const std::vector<ModelDescription>& models,
+                                 const MpiContext& mpi, const DeviceChoice& device, bool enabled) {
+  std::vector<std::string> misfits;
+  std::string first_reason;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    try {
+      check_memory_fits(models[i], configs[i].options, configs[i].options.world_size, mpi, device, enabled);
+    } catch (const UsageError& e) {
+      misfits.push_back(configs[i].options.model + " batch " + std::to_string(configs[i].options.batch) + " world " +
+                        std::to_string(configs[i].options.world_size));
+      if (first_reason.empty()) first_reason = e.what();
+    }
+  }
+  if (misfits.empty()) return;
+  std::string names;
+  for (const auto& m : misfits) names += (names.empty() ? "" : "; ") + m;
+  throw UsageError(std::to_string(misfits.size()) + " of " + std::to_string(configs.size()) +
+                   " configurations do not fit in memory (" + names + "); the first: " + first_reason +
+                   " (or drop them from the spec; nothing was run)");
 }
 
 std::string config_file(const SweepOptions& options, const std::string& id) {
   return (fs::path(options.out_dir) / (id + ".h5")).string();
+}
+
+// The configuration's id from its model's description (params_of describes the model again).
+std::string id_of(const SweepConfig& c, const ModelDescription& model, bool on_cuda) {
+  ConfigParams p = config_params(c.options, c.options.world_size, model.parameters, on_cuda);
+  p.nccl_profile = c.nccl_profile;
+  return config_id(p);
 }
 
 ConfigParams params_of(const SweepConfig& c, bool on_cuda) {
@@ -268,7 +349,11 @@ class SweepLaunch {
       const NcclProfile profile = select_profile(spec_, options_.nccl_profile);
       apply_nccl_profile(profile);
       configs_ = expand_sweep(spec_, profile.name);
-      validate_configs(configs_, mpi_.size(), device_.cuda);
+      models_ = validate_configs(configs_, mpi_.size(), device_.cuda);
+      // Not for --dry-run, which only lists the plan.
+      check_configs_fit_in_memory(configs_, models_, mpi_, device_,
+                                  options_.memory_check && spec_.memory_check && !options_.dry_run);
+      for (size_t i = 0; i < configs_.size(); ++i) ids_.push_back(id_of(configs_[i], models_[i], device_.cuda));
     } catch (const std::exception& e) {
       usage_error = e.what();
     }
@@ -279,9 +364,11 @@ class SweepLaunch {
   // every rank learns both. False after a refusal was reported.
   bool agree_on_output() {
     skip_.assign(configs_.size(), 0);
-    if (!agree_on_leaders_error(on_leader([&] { return plan_output(options_, configs_, device_.cuda, skip_); })))
+    if (!agree_on_leaders_error(on_leader([&] { return plan_output(options_, configs_, device_.cuda, skip_); }),
+                                "the output folder"))
       return false;
-    DDPSCALE_MPI_CHECK(MPI_Bcast(skip_.data(), static_cast<int>(skip_.size()), MPI_INT, 0, mpi_.world().handle()));
+    mpi_.world().broadcast_within_comm_timeout(skip_.data(), static_cast<int>(skip_.size()), MPI_INT, 0,
+                                               "sweep broadcast of the configurations already done", WaitPolling::sleep);
     return true;
   }
 
@@ -302,18 +389,19 @@ class SweepLaunch {
     const StudyMetadata metadata = collect_study_metadata(mpi_, options_.command_line);
     const int widest = *worlds_.rbegin();
     int new_study = leader_ && (options_.overwrite || !fs::exists(fs::path(options_.out_dir) / kStudyFileName));
-    DDPSCALE_MPI_CHECK(MPI_Bcast(&new_study, 1, MPI_INT, 0, mpi_.world().handle()));
+    mpi_.world().broadcast_within_comm_timeout(&new_study, 1, MPI_INT, 0, "sweep broadcast of whether study.h5 is new",
+                                               WaitPolling::sleep);
     CommBenchTable bench;
     if (new_study && options_.commbench && widest > 1 && groups_[widest])
       bench = quick_commbench(*comms_[widest], *groups_[widest]);
-    if (!new_study) return agree_on_leaders_error("");
+    if (!new_study) return agree_on_leaders_error("", "study.h5");
     return agree_on_leaders_error(on_leader([&] {
       StoringGuard storing;
       StudyMetadata with_spec = metadata;
       with_spec.spec_text = spec_.text;
       write_study(options_.out_dir, with_spec, bench);
       return std::string();
-    }));
+    }), "study.h5");
   }
 
   Progress start_progress() {
@@ -354,16 +442,22 @@ class SweepLaunch {
         for (size_t j = 0; j < 2; ++j) {
           const size_t m = k % 2 == 0 ? j : 1 - j;
           if (runs[m]) runs[m]->run_next(on_run_done);
-          sleepy_barrier(mpi_.world());  // the other twin's ranks wait for this run
+          // the other twin's ranks wait for this run
+          sweep_barrier(mpi_.world(), "sweep barrier after run " + std::to_string(k + 1) + " of " + ids_[i + m],
+                        runs[m] != nullptr);
         }
     } else if (runs[0]) {
       runs[0]->run_remaining(on_run_done);
     }
     for (size_t m = 0; m < members; ++m) {
       const std::string note = runs[m] && leader_ ? store(configs_[i + m], runs[m]->take_record()) : "";
-      sleepy_barrier(mpi_.world());
-      if (!agree_on_leaders_error(store_error_, "\n")) return 0;
-      if (leader_) progress.config_done(config_id(params_of(configs_[i + m], device_.cuda)), note);
+      const std::string barrier = "sweep barrier after configuration " + ids_[i + m] + " was stored";
+      if (fault_stall_rank() == mpi_.rank()) stall_for_good(mpi_.rank(), barrier);
+      // Its ranks trained (in the interleaved loop above, they already met after the last
+      // run) and rank 0 wrote its file: they bound the wait; the idle ones do not.
+      sweep_barrier(mpi_.world(), barrier, runs[m] != nullptr);
+      if (!agree_on_leaders_error(store_error_, "storing " + ids_[i + m], "\n")) return 0;
+      if (leader_) progress.config_done(ids_[i + m], note);
     }
     return members;
   }
@@ -401,8 +495,8 @@ class SweepLaunch {
 
   // Every rank learns rank 0's error; rank 0 prints one as "ddpscale sweep: <error>" (after
   // `before`). True when there was none.
-  bool agree_on_leaders_error(const std::string& error, const char* before = "") const {
-    const std::string verdict = broadcast_verdict(mpi_.world(), error);
+  bool agree_on_leaders_error(const std::string& error, const std::string& what, const char* before = "") const {
+    const std::string verdict = broadcast_verdict(mpi_.world(), error, what);
     if (verdict.empty()) return true;
     if (leader_) std::fprintf(stderr, "%sddpscale sweep: %s\n", before, verdict.c_str());
     return false;
@@ -426,6 +520,8 @@ class SweepLaunch {
   const SweepOptions& options_;
   const bool leader_;
   std::vector<SweepConfig> configs_;
+  std::vector<ModelDescription> models_;  // configs_[i]'s model
+  std::vector<std::string> ids_;          // configs_[i]'s config_id, which names it in barriers and progress
   std::vector<int> skip_;  // 1: already complete in --out (--resume)
   std::set<int> worlds_;
   std::map<int, std::unique_ptr<MpiGroup>> groups_;  // null where this rank is not a member

@@ -20,6 +20,7 @@ struct SweepOptions {
   std::string nccl_profile;  // which of the spec's profiles this launch runs ("" = the only one)
   bool commbench = true;     // store an allreduce sweep with the study
   bool dry_run = false;      // list the configurations and exit: nothing measured or written
+  bool memory_check = true;  // refuse configurations that cannot fit before the first run (--no-memory-check: false)
   std::string command_line;
 };
 

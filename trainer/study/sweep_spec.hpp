@@ -52,6 +52,8 @@ struct SweepSpec {
   // the speedup alike (docs/methodology.md, "Order of a study"). On by default: a speedup
   // whose halves met different host speeds is not a measurement of the speedup.
   bool interleave_runs = true;
+  // false: skip the memory pre-flight (study/memory_preflight.hpp), as --no-memory-check does.
+  bool memory_check = true;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
   std::vector<SpecOverride> overrides;
 };
