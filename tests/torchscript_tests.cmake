@@ -31,3 +31,42 @@ ddpscale_torchscript_test(torchscript_not_torchscript "notes.pt: not a TorchScri
 ddpscale_torchscript_test(torchscript_wrong_input "mlp.pt: forward failed on the declared input float \\[3, 5\\]"
   ${DDPSCALE_MPIRUN} -np 2 $<TARGET_FILE:ddpscale> train --device cpu --runs 1 --model torchscript:${DDPSCALE_TS_DIR}/mlp.pt --input-shape 5)
 set_tests_properties(torchscript_models torchscript_not_torchscript torchscript_wrong_input PROPERTIES LABELS unit)
+
+# Files written by scripts/export_model.py (Python with torch; torchvision for resnet18), checked
+# by check_exported_torchscript.py: tiny and resnet18 train on 2 ranks with PyTorch's parameter
+# counts; ddpscale's float64 parameters after 5 steps equal PyTorch's own torch.optim.SGD/Adam
+# training of the same file; a sweep over two of them and its report. The interpreter is the first
+# of python3 on PATH and /usr/bin/python3 (Debian's python3-torch belongs to the system one, not
+# to a pyenv python3 first on PATH) that imports torch; the checks exit 77 (skipped, saying why)
+# only where none does.
+if(NOT DEFINED DDPSCALE_TORCH_PYTHON)
+  set(ddpscale_torch_python "")
+  find_program(ddpscale_path_python3 python3)
+  foreach(candidate ${ddpscale_path_python3} /usr/bin/python3)
+    if(NOT ddpscale_torch_python AND EXISTS "${candidate}")
+      execute_process(COMMAND "${candidate}" -c "import torch" RESULT_VARIABLE no_torch OUTPUT_QUIET ERROR_QUIET)
+      if(no_torch EQUAL 0)
+        set(ddpscale_torch_python "${candidate}")
+      endif()
+    endif()
+  endforeach()
+  if(NOT ddpscale_torch_python)
+    set(ddpscale_torch_python python3)
+    message(STATUS "No Python with torch: the export-script tests will report themselves skipped "
+                   "(apt-get install python3-torch python3-torchvision)")
+  endif()
+  set(DDPSCALE_TORCH_PYTHON "${ddpscale_torch_python}" CACHE FILEPATH "Python interpreter that has torch (and torchvision)")
+endif()
+
+add_executable(torchscript_float64_steps torchscript_float64_steps.cpp)
+target_link_libraries(torchscript_float64_steps PRIVATE ddpscale_engine)
+set(DDPSCALE_TS_CHECK ${DDPSCALE_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_exported_torchscript.py
+    --export-script ${PROJECT_SOURCE_DIR}/scripts/export_model.py --ddpscale $<TARGET_FILE:ddpscale>
+    --float64-steps $<TARGET_FILE:torchscript_float64_steps> --mpirun "${DDPSCALE_MPIRUN_STRING}")
+foreach(check train pytorch-reference sweep)
+  add_test(NAME torchscript_export_${check}
+           COMMAND ${DDPSCALE_TS_CHECK} ${check} --work ${CMAKE_CURRENT_BINARY_DIR}/torchscript_export/${check})
+  set_tests_properties(torchscript_export_${check} PROPERTIES LABELS "mpi" TIMEOUT 300 SKIP_RETURN_CODE 77
+                       PASS_REGULAR_EXPRESSION "PASSED: ${check}"
+                       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endforeach()

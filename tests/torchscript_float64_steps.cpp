@@ -1,0 +1,92 @@
+// ddpscale's side of the comparison with PyTorch's own training (check_exported_torchscript.py
+// pytorch-reference): trains a torchscript:PATH model K steps under the DDP engine in float64
+// on the launched ranks (mpirun -np N), as `ddpscale train` would in float32, and rank 0
+// writes the global synthetic batch of run 0 and the parameters after the K steps, every
+// value with 17 significant digits (exact for float64), for Python to read:
+//
+//   seed <s> world_size <N> batch_per_rank <b> steps <K>\n
+//   input <numel> <sizes...>\n<values>\n    the global batch's inputs (float32 values, before the float64 cast)
+//   labels <numel> <sizes...>\n<values>\n
+//   param <name> <numel> <sizes...>\n<values>\n   one per trainable parameter, in the module's order
+//
+// The CLI cannot do this: studies measure float32 and never save parameters.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "communicator.hpp"
+#include "engine/training_session.hpp"
+#include "mpi_context.hpp"
+
+namespace {
+
+using ddpscale::EngineOptions;
+
+void write_tensor(std::ostream& out, const std::string& header, const torch::Tensor& tensor) {
+  const torch::Tensor values = tensor.detach().to(torch::kCPU, torch::kDouble).contiguous();
+  out << header << " " << values.numel();
+  for (const auto size : values.sizes()) out << " " << size;
+  out << "\n";
+  const double* data = values.data_ptr<double>();
+  char number[32];
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    std::snprintf(number, sizeof number, "%.17g", data[i]);
+    out << (i ? " " : "") << number;
+  }
+  out << "\n";
+}
+
+void write_results(const std::string& path, const EngineOptions& options, int world_size, int steps,
+                   ddpscale::TrainingSession& session) {
+  std::ofstream out(path);
+  out << "seed " << options.seed << " world_size " << world_size << " batch_per_rank " << options.batch << " steps "
+      << steps << "\n";
+  // The session's own call: the global batch of run 0, drawn from seed + 0.
+  const auto batch = ddpscale::make_synthetic_batch(options.model, ddpscale::model_options_from(options),
+                                                    options.batch * world_size, options.seed, torch::kCPU);
+  write_tensor(out, "input", batch.inputs);
+  write_tensor(out, "labels", batch.labels);
+  for (const auto& item : session.model().named_parameters())
+    if (item.value().requires_grad()) write_tensor(out, "param " + item.key(), item.value());
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ddpscale::MpiContext mpi(&argc, &argv);
+  if (argc != 9) {
+    if (mpi.rank() == 0)
+      std::cerr << "usage: mpirun -np N torchscript_float64_steps MODEL.pt INPUT CLASSES sgd|adam LR BATCH_PER_RANK "
+                   "STEPS OUT\n  INPUT: 16 or 3x32x32 (float) or tokens:VOCAB:SEQ; CLASSES 0 = the output's last axis\n";
+    return 2;
+  }
+  EngineOptions options;
+  options.model = std::string("torchscript:") + argv[1];
+  const std::string input = argv[2];
+  (input.rfind("tokens:", 0) == 0 ? options.input : options.input_shape) = input;
+  options.classes = std::stoll(argv[3]);
+  options.optimizer = argv[4];
+  options.optimizer_impl = "libtorch";
+  options.lr = std::stod(argv[5]);
+  options.batch = std::stoll(argv[6]);
+  const int steps = std::stoi(argv[7]);
+  options.phase_timing = false;
+  options.seed = 42;
+
+  ddpscale::SessionSetup setup;
+  setup.options = options;
+  setup.rank = mpi.rank();
+  setup.world_size = mpi.size();
+  setup.precision = torch::kDouble;
+  std::unique_ptr<ddpscale::Communicator> comm;
+  if (mpi.size() > 1) {
+    comm = ddpscale::make_mpi_communicator(mpi.world());
+    setup.comm = comm.get();
+  }
+  ddpscale::TrainingSession session(setup);
+  session.train_steps(steps);
+  if (mpi.rank() == 0) write_results(argv[8], options, mpi.size(), steps, session);
+  return 0;
+}
