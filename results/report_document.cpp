@@ -1,8 +1,10 @@
 #include "report_document.hpp"
 
+#include <filesystem>
 #include <sstream>
 
 #include "report_plots.hpp"
+#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {
@@ -85,6 +87,15 @@ pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 )";
 
 }  // namespace
+
+ReportFigure figure_of(const PlotFiles& files, const std::string& caption) {
+  ReportFigure figure;
+  figure.caption = caption;
+  figure.svg_file = "plots/" + std::filesystem::path(files.svg).filename().string();
+  figure.png_file = "plots/" + std::filesystem::path(files.png).filename().string();
+  figure.png_bytes = read_whole_file(files.png);
+  return figure;
+}
 
 ReportBlock& ReportDocument::add(ReportBlock::Kind kind) {
   blocks_.emplace_back();

@@ -20,6 +20,11 @@ struct ReportFigure {
   std::string png_bytes;  // embedded in the HTML
 };
 
+struct PlotFiles;  // report_plots.hpp
+// A drawn plot as a figure of a document whose folder holds plots/: the images by their
+// paths in plots/, the PNG read to be embedded in the HTML.
+ReportFigure figure_of(const PlotFiles& files, const std::string& caption);
+
 struct ReportBlock {
   enum class Kind { heading, paragraph, bullets, table, figure, preformatted } kind = Kind::paragraph;
   int level = 2;                   // heading level

@@ -40,6 +40,10 @@ class ReportBuilder {
       doc_.heading(std::to_string(i + 1) + ". " + sections()[i].title);
       (this->*sections()[i].write)();
     }
+    for (size_t j = 0; j < options_.extra_sections.size(); ++j) {
+      doc_.heading(std::to_string(sections().size() + j + 1) + ". " + options_.extra_sections[j].title);
+      options_.extra_sections[j].write(doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); });
+    }
     return std::move(doc_);
   }
 

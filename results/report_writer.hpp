@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "report_document.hpp"
 #include "report_format.hpp"  // group_thousands, format_number
+#include "report_plots.hpp"
 #include "study_analysis.hpp"
 
 namespace ddpscale {
@@ -19,6 +21,16 @@ struct ModelArchitecture {
 };
 using DescribeModel = std::function<ModelArchitecture(const std::string& model, int64_t parameters)>;
 
+// A section composed outside results/ (the CLI's "Predicted scaling", from prediction/, which
+// results/ must not depend on): written after the report's own sections, numbered on.
+struct ExtraSection {
+  using AddFigure = std::function<void(const LinePlot& plot, const std::string& caption)>;
+  std::string title;
+  // Everything below the heading; add_figure draws into the report's plots/ (or does
+  // nothing, with --no-plots or without gnuplot) and adds the figure.
+  std::function<void(ReportDocument& doc, const AddFigure& add_figure)> write;
+};
+
 struct ReportOptions {
   std::string out_dir;
   std::vector<std::string> inputs;         // as given, for the reproducibility section
@@ -26,6 +38,7 @@ struct ReportOptions {
   double price_per_gpu_hour = kNaN;        // NaN: no cost section numbers
   bool plots = true;                       // false: tables only (--no-plots)
   DescribeModel describe_model;            // may be empty
+  std::vector<ExtraSection> extra_sections;  // after the report's own
 };
 
 struct ReportResult {
