@@ -90,7 +90,18 @@ double AllreduceCostModel::measured_time_us(double bytes) const {
   return std::exp(along_line(x, log_bytes_[i - 1], log_time_[i - 1], log_bytes_[i], log_time_[i]));
 }
 
-double AllreduceCostModel::intra_node_us(double bytes, int ranks) const {
+double AllreduceCostModel::step_latency_us() const {
+  return std::exp(log_time_.front()) / (2.0 * (measured_ranks_ - 1));
+}
+
+double AllreduceCostModel::us_per_byte_sent(double bytes) const {
+  if (!(bytes > 0)) return 0;
+  const double m = measured_ranks_;
+  const double data_part = std::max(0.0, measured_time_us(bytes) - std::exp(log_time_.front()));
+  return data_part / (bytes * 2 * (m - 1) / m);
+}
+
+double AllreduceCostModel::ring_us(double bytes, int ranks) const {
   if (ranks < 2 || !(bytes > 0)) return 0;
   const double m = measured_ranks_, n = ranks;
   const double latency = std::exp(log_time_.front());
@@ -98,21 +109,45 @@ double AllreduceCostModel::intra_node_us(double bytes, int ranks) const {
   return latency * (n - 1) / (m - 1) + bandwidth_part * ((n - 1) / n) / ((m - 1) / m);
 }
 
+namespace {
+
+// One step of a ring over a link: its latency and its time per byte sent.
+struct LinkStep {
+  double latency_us = 0;
+  double us_per_byte = 0;
+};
+
+LinkStep network_step(const NetworkProfile& network, double message_bytes) {
+  if (network.measured_curve)
+    return {network.measured_curve->step_latency_us(), network.measured_curve->us_per_byte_sent(message_bytes)};
+  return {network.latency_us, 1e6 / network.bytes_per_s};
+}
+
+// An allreduce of `bytes` over a ring of `ranks` ranks whose every step is `step`.
+double ring_over(const LinkStep& step, double bytes, double ranks) {
+  return 2 * (ranks - 1) * step.latency_us + 2 * (ranks - 1) / ranks * bytes * step.us_per_byte;
+}
+
+}  // namespace
+
 AllreduceCost AllreduceCostModel::cost(double bytes, const Topology& topology, const NetworkProfile& network) const {
   if (topology.ranks() < 2 || !(bytes > 0)) return {};
-  if (topology.nodes == 1) return {intra_node_us(bytes, topology.gpus_per_node), AllreduceAlgorithm::ring};
-  const double K = topology.nodes, G = topology.gpus_per_node, P = topology.ranks(), m = measured_ranks_;
-  const double latency = std::exp(log_time_.front());
-  const double net_us_per_byte = 1e6 / network.bytes_per_s;
-  // The node's links as a rate: the measured curve's bandwidth part at this size.
-  const double intra_us_per_byte = std::max(0.0, measured_time_us(bytes) - latency) / (bytes * (m - 1) / m);
+  if (topology.nodes == 1) return {ring_us(bytes, topology.gpus_per_node), AllreduceAlgorithm::ring};
+  if (!network.given()) throw std::invalid_argument("an allreduce between nodes needs a network profile");
+  const int K = topology.nodes, G = topology.gpus_per_node;
   // A ring step crosses the network at each node boundary and a node's links elsewhere: the
   // ring goes at the slower of the two (with one GPU per node, the network alone).
-  const double step_latency = G > 1 ? std::max(latency / (2 * (m - 1)), network.latency_us) : network.latency_us;
-  const double step_us_per_byte = G > 1 ? std::max(intra_us_per_byte, net_us_per_byte) : net_us_per_byte;
-  const double ring = 2 * (P - 1) * step_latency + 2 * (P - 1) / P * bytes * step_us_per_byte;
-  const double in_node = G > 1 ? intra_node_us(bytes, topology.gpus_per_node) : 0.0;  // reduce-scatter + all-gather
-  const double between_nodes = 2 * (K - 1) * network.latency_us + 2 * (K - 1) / K * (bytes / G) * net_us_per_byte;
+  const LinkStep net = network_step(network, bytes);
+  const LinkStep node{step_latency_us(), us_per_byte_sent(bytes)};
+  const LinkStep slower = G > 1 ? LinkStep{std::max(node.latency_us, net.latency_us), std::max(node.us_per_byte, net.us_per_byte)}
+                                : net;
+  const double ring = ring_over(slower, bytes, topology.ranks());
+  if (G == 1) return {ring, AllreduceAlgorithm::ring};  // one GPU per node: no hierarchy to use
+  // Hierarchical: the node's ring for reduce-scatter + all-gather, and between nodes an
+  // allreduce of the 1/G of the message each GPU holds, over its own link.
+  const double in_node = ring_us(bytes, G);
+  const double between_nodes = network.measured_curve ? network.measured_curve->ring_us(bytes / G, K)
+                                                      : ring_over(network_step(network, bytes / G), bytes / G, K);
   const double hierarchical = in_node + between_nodes;
   if (ring <= hierarchical) return {ring, AllreduceAlgorithm::ring};
   return {hierarchical, AllreduceAlgorithm::hierarchical};

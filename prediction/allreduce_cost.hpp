@@ -3,17 +3,23 @@
 // and, between nodes, a network profile. docs/methodology.md ("Predicted scaling") gives
 // the model, its sources and its limits.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace ddpscale {
 
-// One link between nodes: bandwidth per GPU (one NIC per GPU, as on DGX-class nodes) and
-// one-way latency.
+class AllreduceCostModel;
+
+// The network between nodes: either a link described by bandwidth per GPU (one NIC per GPU,
+// as on DGX-class nodes) and one-way latency, or a commbench curve measured between nodes
+// with one rank per node (measured_curve, which then replaces the two numbers).
 struct NetworkProfile {
   double bytes_per_s = 0;
   double latency_us = 0;
+  std::shared_ptr<const AllreduceCostModel> measured_curve;
   std::string text;  // as the user gave it, for the report
+  bool given() const { return bytes_per_s > 0 || measured_curve != nullptr; }
 };
 // "400Gb/s,3us", "25GB/s,5us", "100Mb/s,50us": bandwidth in Gb/s, Mb/s, GB/s or MB/s
 // (decimal units), latency in us or ms. Throws std::invalid_argument saying the format.
@@ -46,14 +52,20 @@ class AllreduceCostModel {
   // the ends extended (a constant time below the smallest size; above the largest, each
   // further byte at the cost per byte between the last two sizes).
   double measured_time_us(double bytes) const;
-  // Ring allreduce on n ranks of one node, scaled from the measured curve: the latency
+  // Ring allreduce on n ranks joined as the measured ones were (one node's links, or with a
+  // curve measured between nodes, the network), scaled from the measured curve: the latency
   // (the smallest size's time) grows with the ring's 2(n-1) steps, the rest with the data
   // each rank moves, 2(n-1)/n of the message (nccl-tests' bus factor).
-  double intra_node_us(double bytes, int ranks) const;
+  double ring_us(double bytes, int ranks) const;
+  // One step of that ring: its latency, and the time per byte a rank sends at a message
+  // of `bytes` (the curve's data part over the 2(m-1)/m of the message each of the m
+  // measured ranks sent). ring_us(b, n) = 2(n-1) step_latency_us() + 2(n-1)/n b us_per_byte_sent(b).
+  double step_latency_us() const;
+  double us_per_byte_sent(double bytes) const;
   // The cheaper of a ring over every rank (each step as slow as the slower of the node's
   // links and the network) and the hierarchical allreduce (reduce-scatter in the node, an
   // allreduce of 1/G of the message between nodes on each GPU's own link, all-gather in
-  // the node). One node: intra_node_us. network is ignored for one node.
+  // the node). One node: ring_us. network is ignored for one node.
   AllreduceCost cost(double bytes, const Topology& topology, const NetworkProfile& network) const;
 
   // Leave-one-out relative error of the interpolation over the inner rows: the spread the

@@ -82,9 +82,8 @@ MeasuredConfig config_from_row(const CsvRow& row) {
 
 }  // namespace
 
-StudyDigest digest_from_study(const std::string& study_dir) {
+StudyDigest digest_from_loaded(const LoadedStudy& study) {
   StudyDigest digest;
-  const LoadedStudy study = load_studies({study_dir});
   const CommBenchTable table =
       !study.sources.empty() && study.sources.front().commbench ? *study.sources.front().commbench : CommBenchTable{};
   for (const ConfigRecord& record : study.configs) {
@@ -104,6 +103,27 @@ StudyDigest digest_from_study(const std::string& study_dir) {
   return digest;
 }
 
+StudyDigest digest_from_study(const std::string& study_dir) { return digest_from_loaded(load_studies({study_dir})); }
+
+CommbenchCurve read_commbench_csv(const std::string& path) {
+  CommbenchCurve curve;
+  const auto rows = parse_csv(read_whole_file(path));
+  if (rows.empty() || rows[0].size() < 5 || rows[0][0] != "bytes" || rows[0][1] != "time_us" || rows[0][4] != "ranks")
+    throw std::runtime_error(path + ": not a commbench.csv (header bytes,time_us,algbw_gbs,busbw_gbs,ranks, as "
+                                    "`ddpscale report` writes it beside report.md)");
+  for (size_t r = 1; r < rows.size(); ++r) {
+    if (rows[r].size() < 5) throw std::runtime_error(path + ": row " + std::to_string(r) + " has too few fields");
+    try {
+      curve.bytes.push_back(std::stod(rows[r][0]));
+      curve.time_us.push_back(std::stod(rows[r][1]));
+      curve.ranks = std::stoi(rows[r][4]);
+    } catch (const std::logic_error&) {
+      throw std::runtime_error(path + ": row " + std::to_string(r) + " is not numbers");
+    }
+  }
+  return curve;
+}
+
 StudyDigest digest_from_report(const std::string& report_dir) {
   StudyDigest digest;
   const std::string summary_path = (fs::path(report_dir) / "summary.csv").string();
@@ -115,13 +135,10 @@ StudyDigest digest_from_report(const std::string& report_dir) {
 
   const std::string commbench_path = (fs::path(report_dir) / "commbench.csv").string();
   if (!fs::exists(commbench_path)) return digest;
-  const auto curve = parse_csv(read_whole_file(commbench_path));
-  for (size_t r = 1; r < curve.size(); ++r) {
-    if (curve[r].size() < 5) throw std::runtime_error(commbench_path + ": row " + std::to_string(r) + " has too few fields");
-    digest.commbench_bytes.push_back(std::stod(curve[r][0]));
-    digest.commbench_time_us.push_back(std::stod(curve[r][1]));
-    digest.commbench_ranks = std::stoi(curve[r][4]);
-  }
+  const CommbenchCurve curve = read_commbench_csv(commbench_path);
+  digest.commbench_bytes = curve.bytes;
+  digest.commbench_time_us = curve.time_us;
+  digest.commbench_ranks = curve.ranks;
   return digest;
 }
 

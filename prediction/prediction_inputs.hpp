@@ -3,8 +3,10 @@
 // allreduce curve) for studies whose runs are no longer at hand.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "scaling_prediction.hpp"
+#include "study_analysis.hpp"
 
 namespace ddpscale {
 
@@ -13,6 +15,16 @@ namespace ddpscale {
 StudyDigest load_study_digest(const std::string& folder);
 
 StudyDigest digest_from_study(const std::string& study_dir);
+// The same from studies already loaded (as `ddpscale report` loads its inputs).
+StudyDigest digest_from_loaded(const LoadedStudy& study);
 StudyDigest digest_from_report(const std::string& report_dir);
+
+// A commbench.csv as results/summary_export.hpp's commbench_csv writes it: message sizes,
+// times and the ranks it was measured on. Throws std::runtime_error naming the file.
+struct CommbenchCurve {
+  std::vector<double> bytes, time_us;
+  int ranks = 0;
+};
+CommbenchCurve read_commbench_csv(const std::string& path);
 
 }  // namespace ddpscale

@@ -5,9 +5,11 @@
 #include <map>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "json_writer.hpp"
+#include "report_format.hpp"
 #include "text_io.hpp"
 
 namespace ddpscale {
@@ -24,7 +26,8 @@ std::string with_interval(const PredictedValue& v, int digits) {
   return fixed(v.point, digits) + " [" + fixed(v.interval95.low, digits) + ", " + fixed(v.interval95.high, digits) + "]";
 }
 
-std::string percent(double fraction) { return fixed(100 * fraction, 1) + "%"; }
+// One decimal, as the self-check line prints it (report_format's percent() keeps three digits).
+std::string percent_one_decimal(double fraction) { return fixed(100 * fraction, 1) + "%"; }
 
 std::string csv_number(double value) { return std::isfinite(value) ? round_trip_text(value) : ""; }
 
@@ -57,17 +60,18 @@ void write_prediction_object(JsonWriter& json, const Prediction& p) {
 // Per model family, scaling, exec, batch and topology: the smallest model from which every
 // larger one is predicted to pay off (speedup interval above 1), as the report's measured
 // thresholds are read (results/thresholds.hpp), and the largest that is not.
-std::string break_even_table(const std::vector<Prediction>& predictions) {
+ReportTable break_even_table(const std::vector<Prediction>& predictions) {
   std::map<std::string, std::vector<const Prediction*>> groups;
   for (const Prediction& p : predictions) {
     const std::string family = p.model.substr(0, p.model.find_first_of("@-"));
-    groups[family + " | " + p.scaling + " | " + p.exec + " | " + std::to_string(p.batch_per_rank) + " | " +
+    groups[family + "|" + p.scaling + "|" + p.exec + "|" + std::to_string(p.batch_per_rank) + "|" +
            topology_text(p.topology)]
         .push_back(&p);
   }
-  std::ostringstream md;
-  md << "| family | scaling | exec | batch/GPU | nodes x GPUs | pays off from | largest that does not |\n"
-     << "|---|---|---|---:|---:|---|---|\n";
+  ReportTable table;
+  table.header = {"family", "scaling", "exec", "batch/GPU", "nodes x GPUs", "pays off from", "largest that does not"};
+  table.right_aligned = {false, false, false, true, true, false, false};
+  auto named = [](const Prediction* p) { return p ? p->model + " (" + std::to_string(p->parameters) + ")" : "none"; };
   for (auto& [key, group] : groups) {
     std::sort(group.begin(), group.end(), [](const Prediction* a, const Prediction* b) { return a->parameters < b->parameters; });
     const Prediction* from = nullptr;
@@ -79,10 +83,72 @@ std::string break_even_table(const std::vector<Prediction>& predictions) {
         largest_not = *it;
       }
     }
-    md << "| " << key << " | " << (from ? from->model + " (" + std::to_string(from->parameters) + ")" : "none") << " | "
-       << (largest_not ? largest_not->model + " (" + std::to_string(largest_not->parameters) + ")" : "none") << " |\n";
+    const Prediction& first = *group.front();
+    table.rows.push_back({first.model.substr(0, first.model.find_first_of("@-")), first.scaling, first.exec,
+                          std::to_string(first.batch_per_rank), topology_text(first.topology), named(from),
+                          named(largest_not)});
   }
-  return md.str();
+  return table;
+}
+
+void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result, int level) {
+  const ValidationSummary& s = result.summary;
+  doc.heading("Self-check against the study's own measurements", level);
+  if (s.configurations == 0) {
+    doc.paragraph("The study has no N-GPU configuration with its 1-GPU twin: nothing to check the predictor against.");
+    return;
+  }
+  doc.paragraph("Each measured N-GPU configuration predicted without its own runs. **Model only** (its 1-GPU twin and "
+                "the allreduce curve): median absolute error " + percent_one_decimal(s.model_only_median_abs_error) +
+                ", the measured mean inside the interval for " + percent_one_decimal(s.model_only_coverage) + " of " +
+                std::to_string(s.configurations) + " configurations. **Calibrated** (also the model errors of the "
+                "other N-GPU configurations, leave one out): median absolute error " +
+                percent_one_decimal(s.calibrated_median_abs_error) + ", coverage " + percent_one_decimal(s.calibrated_coverage) + ".");
+  ReportTable table;
+  table.header = {"configuration", "N", "measured samples/s", "model only", "error", "in", "calibrated", "error", "in"};
+  table.right_aligned = {false, true, true, true, true, false, true, true, false};
+  for (const ValidationRow& row : result.validation)
+    table.rows.push_back({row.id, std::to_string(row.world_size), fixed(row.measured_throughput, 0),
+                          with_interval(row.model_only.throughput, 0), percent_one_decimal(row.model_only_error),
+                          row.model_only_covered ? "yes" : "**no**", with_interval(row.calibrated.throughput, 0),
+                          percent_one_decimal(row.calibrated_error), row.calibrated_covered ? "yes" : "**no**"});
+  doc.table(table);
+}
+
+ReportTable predictions_table(const ScalingPrediction& result) {
+  ReportTable table;
+  table.header = {"model", "parameters", "scaling", "exec", "batch/GPU", "nodes x GPUs", "allreduce", "exposed us",
+                  "step us", "samples/s", "speedup", "efficiency"};
+  table.right_aligned = {false, true, false, false, true, true, false, true, true, true, true, true};
+  for (const Prediction& p : result.predictions)
+    table.rows.push_back({p.model, std::to_string(p.parameters), p.scaling, p.exec, std::to_string(p.batch_per_rank),
+                          topology_text(p.topology), p.algorithm, fixed(p.allreduce_exposed_us, 1),
+                          with_interval(p.step_us, 1), with_interval(p.throughput, 0), with_interval(p.speedup, 2),
+                          with_interval(p.efficiency, 3)});
+  return table;
+}
+
+// One line of a prediction plot per batch, through every N; a second topology of the same N
+// (2x4 beside 1x8) gets a line of its own, named by its topology.
+std::string series_label(const Prediction& p) { return "batch " + std::to_string(p.batch_per_rank) + "/GPU"; }
+
+LinePlot against_ranks(const std::string& what, const std::string& group_name, const std::string& y_label) {
+  LinePlot plot;
+  plot.name = "predicted_" + what + "_" + safe_stem(group_name);
+  plot.title = group_name + ": predicted " + what;
+  plot.x_label = "GPUs (N)";
+  plot.y_label = y_label;
+  plot.log_x = true;
+  plot.draw_reference_line = true;  // speedup 1: pays off above; efficiency 1: perfect scaling
+  plot.reference_y = 1.0;
+  return plot;
+}
+
+void add_point(PlotSeries& series, double ranks, const PredictedValue& value) {
+  series.x.push_back(ranks);
+  series.y.push_back(value.point);
+  series.y_low.push_back(value.interval95.low);
+  series.y_high.push_back(value.interval95.high);
 }
 
 }  // namespace
@@ -91,48 +157,66 @@ std::string topology_text(const Topology& topology) {
   return std::to_string(topology.nodes) + "x" + std::to_string(topology.gpus_per_node);
 }
 
-std::string prediction_markdown(const ScalingPrediction& result, const PredictOptions& options, const std::string& source) {
-  std::ostringstream md;
-  md << "# Predicted scaling\n\nFrom `" << source << "`. Every interval is a 95% prediction interval"
-     << " (docs/methodology.md, \"Predicted scaling\", says what it covers and what it does not).\n\n";
-  const ValidationSummary& s = result.summary;
-  md << "## Self-check against the study's own measurements\n\n";
-  if (s.configurations == 0) {
-    md << "The study has no N-GPU configuration with its 1-GPU twin: nothing to check the predictor against.\n\n";
-  } else {
-    md << "Each measured N-GPU configuration predicted without its own runs. **Model only** (its 1-GPU twin and the"
-       << " allreduce curve): median absolute error " << percent(s.model_only_median_abs_error) << ", the measured"
-       << " mean inside the interval for " << percent(s.model_only_coverage) << " of " << s.configurations
-       << " configurations. **Calibrated** (also the model errors of the other N-GPU configurations, leave one out):"
-       << " median absolute error " << percent(s.calibrated_median_abs_error) << ", coverage "
-       << percent(s.calibrated_coverage) << ".\n\n";
-    md << "| configuration | N | measured samples/s | model only | error | in | calibrated | error | in |\n"
-       << "|---|---:|---:|---:|---:|:-:|---:|---:|:-:|\n";
-    for (const ValidationRow& row : result.validation)
-      md << "| " << row.id << " | " << row.world_size << " | " << fixed(row.measured_throughput, 0) << " | "
-         << with_interval(row.model_only.throughput, 0) << " | " << percent(row.model_only_error) << " | "
-         << (row.model_only_covered ? "yes" : "**no**") << " | " << with_interval(row.calibrated.throughput, 0) << " | "
-         << percent(row.calibrated_error) << " | " << (row.calibrated_covered ? "yes" : "**no**") << " |\n";
-    md << "\n";
+std::vector<std::pair<LinePlot, std::string>> prediction_plots(const ScalingPrediction& result) {
+  // Groups and their lines in the order the predictions come (study order), points by N.
+  std::vector<std::string> group_order;
+  std::map<std::string, std::vector<std::string>> line_order;
+  std::map<std::string, std::map<std::string, std::vector<const Prediction*>>> lines;
+  for (const Prediction& p : result.predictions) {
+    const std::string group = p.model + ", " + p.scaling + " scaling, " + p.exec;
+    if (!lines.count(group)) group_order.push_back(group);
+    auto& by_label = lines[group];
+    std::string label = series_label(p);
+    const auto& line = by_label[label];
+    if (std::any_of(line.begin(), line.end(), [&](const Prediction* q) { return q->topology.ranks() == p.topology.ranks(); }))
+      label += ", " + topology_text(p.topology);
+    if (by_label[label].empty()) line_order[group].push_back(label);
+    by_label[label].push_back(&p);
   }
-  md << "## Predictions\n\nAllreduce curve interpolation error (log sd): " << fixed(result.allreduce_log_sd, 3)
-     << "; calibrated by " << result.calibration_configurations << " measured N-GPU configurations"
-     << (options.network.bytes_per_s > 0 ? "; network between nodes: " + options.network.text : std::string()) << ".\n\n";
-  md << "| model | parameters | scaling | exec | batch/GPU | nodes x GPUs | allreduce | exposed us | step us | samples/s | speedup | efficiency |\n"
-     << "|---|---:|---|---|---:|---:|---|---:|---:|---:|---:|---:|\n";
-  for (const Prediction& p : result.predictions)
-    md << "| " << p.model << " | " << p.parameters << " | " << p.scaling << " | " << p.exec << " | " << p.batch_per_rank
-       << " | " << topology_text(p.topology) << " | " << p.algorithm << " | " << fixed(p.allreduce_exposed_us, 1) << " | "
-       << with_interval(p.step_us, 1) << " | " << with_interval(p.throughput, 0) << " | " << with_interval(p.speedup, 2)
-       << " | " << with_interval(p.efficiency, 3) << " |\n";
-  md << "\n## Predicted break-even model size\n\nPays off: the whole speedup interval lies above 1. Per group,"
-     << " the smallest model from which every larger one is predicted to pay off, and the largest that is not.\n\n"
-     << break_even_table(result.predictions);
+  std::vector<std::pair<LinePlot, std::string>> plots;
+  for (const std::string& group : group_order) {
+    LinePlot speedup = against_ranks("speedup", group, "speedup over 1 GPU");
+    LinePlot efficiency = against_ranks("efficiency", group, "efficiency (speedup / N)");
+    for (const std::string& label : line_order[group]) {
+      auto points = lines[group][label];
+      std::stable_sort(points.begin(), points.end(),
+                       [](const Prediction* a, const Prediction* b) { return a->topology.ranks() < b->topology.ranks(); });
+      PlotSeries speedup_line{label, {}, {}, {}, {}}, efficiency_line{label, {}, {}, {}, {}};
+      for (const Prediction* p : points) {
+        add_point(speedup_line, p->topology.ranks(), p->speedup);
+        add_point(efficiency_line, p->topology.ranks(), p->efficiency);
+      }
+      speedup.series.push_back(speedup_line);
+      efficiency.series.push_back(efficiency_line);
+    }
+    plots.emplace_back(speedup, group + ": predicted speedup against N GPUs, 95% prediction intervals");
+    plots.emplace_back(efficiency, group + ": predicted efficiency against N GPUs, 95% prediction intervals");
+  }
+  return plots;
+}
+
+void add_prediction_blocks(ReportDocument& doc, const ScalingPrediction& result, const PredictOptions& options,
+                           const std::string& source, int heading_level, const AddLinePlot& add_plot) {
+  doc.paragraph("From " + source + ". Every interval is a 95% prediction interval (docs/methodology.md, \"Predicted "
+                "scaling\", says what it covers and what it does not).");
+  add_validation_blocks(doc, result, heading_level);
+  doc.heading("Predictions", heading_level);
+  doc.paragraph("Allreduce curve interpolation error (log sd): " + fixed(result.allreduce_log_sd, 3) +
+                "; calibrated by " + std::to_string(result.calibration_configurations) +
+                " measured N-GPU configurations" +
+                (options.network.given() ? "; network between nodes: " + options.network.text : std::string()) + ".");
+  doc.table(predictions_table(result));
+  if (add_plot) {
+    for (const auto& [plot, caption] : prediction_plots(result)) add_plot(plot, caption);
+  }
+  doc.heading("Predicted break-even model size", heading_level);
+  doc.paragraph("Pays off: the whole speedup interval lies above 1. Per group, the smallest model from which every "
+                "larger one is predicted to pay off, and the largest that is not.");
+  doc.table(break_even_table(result.predictions));
   if (!result.notes.empty()) {
-    md << "\n## Notes\n\n";
-    for (const std::string& note : result.notes) md << "- " << note << "\n";
+    doc.heading("Notes", heading_level);
+    doc.bullets(result.notes);
   }
-  return md.str();
 }
 
 std::string prediction_csv(const ScalingPrediction& result) {
@@ -200,14 +284,58 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
   return json.str() + "\n";
 }
 
-void write_prediction(const ScalingPrediction& result, const PredictOptions& options, const std::string& source,
-                      const std::string& out_dir) {
+std::vector<std::string> write_prediction_tables(const ScalingPrediction& result, const PredictOptions& options,
+                                                 const std::string& source, const std::string& out_dir) {
   std::filesystem::create_directories(out_dir);
-  const auto at = [&](const char* name) { return (std::filesystem::path(out_dir) / name).string(); };
-  write_whole_file(at("predict.md"), prediction_markdown(result, options, source));
-  write_whole_file(at("predict.csv"), prediction_csv(result));
-  write_whole_file(at("validation.csv"), validation_csv(result));
-  write_whole_file(at("predict.json"), prediction_json(result, options, source));
+  std::vector<std::string> files;
+  const auto out = [&](const char* name, const std::string& text) {
+    files.push_back((std::filesystem::path(out_dir) / name).string());
+    write_whole_file(files.back(), text);
+  };
+  out("predict.csv", prediction_csv(result));
+  out("validation.csv", validation_csv(result));
+  out("predict.json", prediction_json(result, options, source));
+  return files;
+}
+
+PredictionFiles write_prediction(const ScalingPrediction& result, const PredictOptions& options,
+                                 const std::string& source, const std::string& out_dir, bool with_plots) {
+  std::filesystem::create_directories(out_dir);
+  PredictionFiles written;
+  std::optional<Plotter> plotter;
+  if (!with_plots) {
+    written.plots_note = "plots were not asked for (--no-plots)";
+  } else {
+    plotter.emplace((std::filesystem::path(out_dir) / "plots").string());
+    if (!plotter->available()) written.plots_note = "plots skipped: " + plotter->unavailable_reason();
+  }
+  ReportDocument doc;
+  doc.title = "Predicted scaling";
+  std::vector<std::string> plot_files;
+  // As the report draws its figures: a failing gnuplot stops the plots, not the tables.
+  const AddLinePlot add_plot = [&](const LinePlot& plot, const std::string& caption) {
+    if (!written.plots_note.empty()) return;
+    try {
+      const PlotFiles files = plotter->draw(plot);
+      if (!files.drawn()) return;
+      doc.figure(figure_of(files, caption));
+      plot_files.insert(plot_files.end(), {files.svg, files.png});
+    } catch (const std::exception& e) {
+      written.plots_note = std::string("plots stopped: ") + e.what();
+    }
+  };
+  add_prediction_blocks(doc, result, options, source, 2, add_plot);
+  if (!written.plots_note.empty()) doc.paragraph("Plots: " + written.plots_note + ".");
+  const auto out = [&](const char* name, const std::string& text) {
+    written.files.push_back((std::filesystem::path(out_dir) / name).string());
+    write_whole_file(written.files.back(), text);
+  };
+  out("predict.md", render_markdown(doc));
+  out("predict.html", render_html(doc));
+  const auto tables = write_prediction_tables(result, options, source, out_dir);
+  written.files.insert(written.files.end(), tables.begin(), tables.end());
+  written.files.insert(written.files.end(), plot_files.begin(), plot_files.end());
+  return written;
 }
 
 }  // namespace ddpscale

@@ -288,7 +288,7 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   for (const MeasuredConfig& base : study.configs) {
     if (base.params.world_size != 1) continue;
     for (const Topology& target : options.targets) {
-      if (target.nodes > 1 && !(options.network.bytes_per_s > 0)) {
+      if (target.nodes > 1 && !(options.network.given())) {
         result.notes.push_back("targets with more than one node need a network profile (--network)");
         return result;
       }

@@ -2,9 +2,40 @@
 # simulation, the report-folder input and the interval's coverage on simulated studies.
 set(DDPSCALE_TEST_LIBS ddpscale_prediction)
 ddpscale_unit_test(test_prediction test_prediction.cpp)
+# For the repository's experiments/networks.yaml.
+target_compile_definitions(test_prediction PRIVATE DDPSCALE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
 # The README's quick study (2 CPU ranks, sweep_quick_study's fixture) predicted from its
 # 1-rank half: the self-check table and the predictions, checked for structure and sanity.
 add_test(NAME predict_quick_study
          COMMAND sh -c "$<TARGET_FILE:ddpscale> predict ${CMAKE_BINARY_DIR}/studies/quick --gpus 4 --draws 500 --out ${CMAKE_BINARY_DIR}/studies/quick-predict && python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_prediction.py ${CMAKE_BINARY_DIR}/studies/quick ${CMAKE_BINARY_DIR}/studies/quick-predict 1")
 set_tests_properties(predict_quick_study PROPERTIES LABELS "study;predict" FIXTURES_REQUIRED quick_study TIMEOUT 120)
+
+# `report --predict` on the same quick study and targets as `predict` (4 GPUs, and 2 nodes of
+# 2 over a named network from the repository's networks file): the section exists and its
+# numbers are predict's (check_report_prediction.py). Then 2 nodes over the quick study's own
+# commbench.csv standing in for a curve measured between nodes (--network-commbench).
+set(DDPSCALE_PREDICT_TARGETS "--gpus 4 --nodes 2 --gpus-per-node 2 --network eth-25 --networks ${PROJECT_SOURCE_DIR}/experiments/networks.yaml --draws 500")
+set(DDPSCALE_PREDICT_SPEC "gpus=4;nodes=2;gpus-per-node=2;network=eth-25;networks=${PROJECT_SOURCE_DIR}/experiments/networks.yaml;draws=500")
+add_test(NAME predict_in_report
+         COMMAND sh -c "set -e; q=${CMAKE_BINARY_DIR}/studies/quick; rm -rf $q-predict-nodes $q-report-predict $q-predict-curve
+$<TARGET_FILE:ddpscale> predict $q ${DDPSCALE_PREDICT_TARGETS} --out $q-predict-nodes
+$<TARGET_FILE:ddpscale> report $q --out $q-report-predict --predict '${DDPSCALE_PREDICT_SPEC}'
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_report_prediction.py $q-report-predict $q-predict-nodes
+$<TARGET_FILE:ddpscale> predict $q --nodes 2 --gpus-per-node 2 --network-commbench $q-report-predict/commbench.csv --draws 500 --no-plots --out $q-predict-curve
+grep -q 'network between nodes: measured between 2 nodes' $q-predict-curve/predict.md
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_prediction.py $q $q-predict-curve 1")
+set_tests_properties(predict_in_report PROPERTIES LABELS "study;predict;report" FIXTURES_REQUIRED quick_study TIMEOUT 300)
+
+# Usage errors say what to give: an unknown network name lists the file's names; a bad
+# --predict key lists the keys.
+add_test(NAME predict_network_name_unknown
+         COMMAND $<TARGET_FILE:ddpscale> predict ${CMAKE_SOURCE_DIR}/docs/results/h200x2/seed-study --nodes 2
+                 --network token-ring --networks ${PROJECT_SOURCE_DIR}/experiments/networks.yaml --out ${CMAKE_BINARY_DIR}/predict-unused)
+set_tests_properties(predict_network_name_unknown PROPERTIES LABELS "predict" PASS_REGULAR_EXPRESSION
+                     "network 'token-ring' is not in .*networks.yaml \\(it has: ib-ndr-400, ")
+add_test(NAME report_predict_bad_key
+         COMMAND $<TARGET_FILE:ddpscale> report ${CMAKE_SOURCE_DIR}/docs/results/h200x2/seed-study --predict "gpus=4;speed=9"
+                 --out ${CMAKE_BINARY_DIR}/report-unused)
+set_tests_properties(report_predict_bad_key PROPERTIES LABELS "predict" PASS_REGULAR_EXPRESSION
+                     "--predict: unknown key 'speed' \\(gpus, nodes, gpus-per-node, network, networks, network-commbench, draws\\)")

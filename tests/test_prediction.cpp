@@ -8,6 +8,7 @@
 #include <random>
 
 #include "allreduce_cost.hpp"
+#include "network_profiles.hpp"
 #include "overlap_simulation.hpp"
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
@@ -52,18 +53,18 @@ TEST(AllreduceCost, InterpolatesTheMeasuredCurveInLogLog) {
 // 2(3)/4 = 1.5 of the message where 2 ranks moved 1: 30 + 90 x 1.5 = 165 us.
 TEST(AllreduceCost, RingScalesLatencyAndDataWithTheRankCount) {
   const AllreduceCostModel model = three_point_curve();
-  EXPECT_NEAR(model.intra_node_us(1e6, 2), 100, 1e-12 * 100);
-  EXPECT_NEAR(model.intra_node_us(1e6, 4), 165, 1e-12 * 165);
-  EXPECT_NEAR(model.intra_node_us(1e6, 8), 10 * 7 + 90 * (7.0 / 8) / 0.5, 1e-12 * 300);
-  EXPECT_EQ(model.intra_node_us(1e6, 1), 0);
+  EXPECT_NEAR(model.ring_us(1e6, 2), 100, 1e-12 * 100);
+  EXPECT_NEAR(model.ring_us(1e6, 4), 165, 1e-12 * 165);
+  EXPECT_NEAR(model.ring_us(1e6, 8), 10 * 7 + 90 * (7.0 / 8) / 0.5, 1e-12 * 300);
+  EXPECT_EQ(model.ring_us(1e6, 1), 0);
   const AllreduceCost one_node = model.cost(1e6, {1, 4}, {});
   EXPECT_NEAR(one_node.time_us, 165, 1e-12 * 165);
   EXPECT_EQ(one_node.algorithm, AllreduceAlgorithm::ring);
 }
 
 // 2 nodes x 4 GPUs, 8 MB, a network of 1 GB/s (1e-3 us per byte) and 5 us. The node's links
-// at 8 MB: 720 us of data on 2 ranks, each moving 1/2 of the message: 1.8e-4 us per byte.
-// Ring over 8 ranks: 14 steps x max(10/2, 5) us + 14/8 x 8e6 bytes x max(1.8e-4, 1e-3) us
+// at 8 MB: 720 us of data on 2 ranks, each sending 2(2-1)/2 = 1 of the message: 9e-5 us per byte.
+// Ring over 8 ranks: 14 steps x max(10/2, 5) us + 14/8 x 8e6 bytes x max(9e-5, 1e-3) us
 //   = 70 + 14000 = 14070 us.
 // Hierarchical: the 4-GPU ring inside the node (10 x 3 + 720 x 1.5 = 1110 us) plus the 2-node
 // allreduce of 2 MB per GPU: 2 x 5 + 1 x 2e6 x 1e-3 = 2010 us; 3120 us, the cheaper.
@@ -85,6 +86,42 @@ TEST(AllreduceCost, BetweenNodesPicksTheCheaperOfRingAndHierarchical) {
   EXPECT_NEAR(flat.time_us, 2 * 1.0 + 8e6 * 1e-6, 1e-12 * 10);
 }
 
+// One step of the measured ring: latency 10 us over 2(2-1) = 2 steps, 5 us; at 8 MB, 720 us of
+// data over the 8e6 x 2(2-1)/2 bytes each rank sent, 9e-5 us per byte. The ring on 4 ranks
+// from the steps: 6 x 5 + 1.5 x 8e6 x 9e-5 = 30 + 1080 = 1110 us, as ring_us scales it.
+TEST(AllreduceCost, RingStepsRebuildTheScaledRing) {
+  const AllreduceCostModel model = three_point_curve();
+  EXPECT_NEAR(model.step_latency_us(), 5, 1e-12 * 5);
+  EXPECT_NEAR(model.us_per_byte_sent(8e6), 9e-5, 1e-12 * 9e-5);
+  EXPECT_NEAR(model.ring_us(8e6, 4), 1110, 1e-12 * 1110);
+  EXPECT_NEAR(6 * model.step_latency_us() + 1.5 * 8e6 * model.us_per_byte_sent(8e6), model.ring_us(8e6, 4), 1e-9);
+}
+
+// The network as a curve measured between 2 nodes (one rank each): (1e3, 20), (1e6, 100),
+// (4e6, 400) us, linear in log-log between the last two, so 2 MB take 200 us; 8 MB, past
+// the largest size, 400 + 4e6 x 300 / 3e6 = 800 us.
+// 2 nodes x 4 GPUs, 8 MB: hierarchical = the node's 4-GPU ring (1110 us) + the 2-node
+// allreduce of 2 MB per GPU, as measured (200 us) = 1310 us. The ring over 8 ranks goes at
+// the slower step: latency max(5, 20/2) = 10 us, per byte max(9e-5, (800-20)/8e6 = 9.75e-5):
+// 14 x 10 + 14/8 x 8e6 x 9.75e-5 = 140 + 1365 = 1505 us; the hierarchy is cheaper.
+// 4 nodes: the 2 MB between 4 nodes, scaled as a ring: 20 x 3 + 180 x (3/4) / (1/2) = 330 us.
+TEST(AllreduceCost, MeasuredNetworkCurveReplacesTheLinkProfile) {
+  const AllreduceCostModel model = three_point_curve();
+  NetworkProfile measured;
+  measured.measured_curve = std::make_shared<AllreduceCostModel>(std::vector<double>{1e3, 1e6, 4e6},
+                                                                 std::vector<double>{20, 100, 400}, 2);
+  EXPECT_TRUE(measured.given());
+  const AllreduceCost two_nodes = model.cost(8e6, {2, 4}, measured);
+  EXPECT_EQ(two_nodes.algorithm, AllreduceAlgorithm::hierarchical);
+  EXPECT_NEAR(two_nodes.time_us, 1110 + 200, 1e-9 * 1310);
+  EXPECT_NEAR(model.cost(8e6, {4, 4}, measured).time_us, 1110 + 330, 1e-9 * 1440);
+  // One GPU per node: both algorithms are the network alone; the 2-node ring is the curve itself.
+  const AllreduceCost flat = model.cost(8e6, {2, 1}, measured);
+  EXPECT_EQ(flat.algorithm, AllreduceAlgorithm::ring);
+  EXPECT_NEAR(flat.time_us, 800, 1e-9 * 800);
+  EXPECT_THROW(model.cost(8e6, {2, 4}, NetworkProfile{}), std::invalid_argument);
+}
+
 TEST(AllreduceCost, InterpolationErrorIsZeroOnAPowerLawAndKnownOnAKink) {
   const AllreduceCostModel power({1e3, 1e4, 1e5, 1e6}, {10, 20, 40, 80}, 2);
   EXPECT_NEAR(power.interpolation_log_sd(), 0, 1e-12);
@@ -93,6 +130,80 @@ TEST(AllreduceCost, InterpolationErrorIsZeroOnAPowerLawAndKnownOnAKink) {
   EXPECT_NEAR(kink.interpolation_log_sd(), std::log(40 / 20.0), 1e-12);
   EXPECT_THROW(AllreduceCostModel({1e3}, {10}, 2), std::invalid_argument);
   EXPECT_THROW(AllreduceCostModel({1e3, 1e2}, {10, 20}, 2), std::invalid_argument);
+}
+
+// ---- Named networks and measured network curves -----------------------------------------
+
+TEST(NetworkProfiles, NamedNetworksFromYaml) {
+  const std::string yaml =
+      "networks:\n"
+      "  fast:\n    bandwidth: 400Gb/s\n    latency: 3us\n    about: one NIC per GPU\n"
+      "  slow:\n    bandwidth: 25Gb/s\n    latency: 0.03ms\n";
+  const auto catalog = parse_network_catalog(yaml, "nets.yaml");
+  ASSERT_EQ(catalog.size(), 2u);
+  EXPECT_EQ(catalog[0].name, "fast");
+  EXPECT_EQ(catalog[0].about, "one NIC per GPU");
+  EXPECT_DOUBLE_EQ(catalog[0].profile.bytes_per_s, 50e9);
+  EXPECT_DOUBLE_EQ(catalog[0].profile.latency_us, 3);
+  EXPECT_EQ(catalog[0].profile.text, "fast (400Gb/s,3us)");
+  EXPECT_DOUBLE_EQ(catalog[1].profile.bytes_per_s, 3.125e9);
+  EXPECT_DOUBLE_EQ(catalog[1].profile.latency_us, 30);
+}
+
+TEST(NetworkProfiles, CatalogErrorsNameTheFileLineAndKey) {
+  auto message_of = [](const std::string& yaml) {
+    try {
+      parse_network_catalog(yaml, "nets.yaml");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message_of("nets: {}\n").rfind("nets.yaml: expected a map 'networks:'", 0), 0u);
+  EXPECT_NE(message_of("networks:\n  a:\n    bandwidth: 1Gb/s\n").find("nets.yaml:3: network 'a' needs latency"),
+            std::string::npos);
+  EXPECT_NE(message_of("networks:\n  a:\n    bandwidth: 1Gb/s\n    latency: 1us\n    speed: 2\n")
+                .find("unknown key 'speed'"),
+            std::string::npos);
+  EXPECT_NE(message_of("networks:\n  a:\n    bandwidth: 1Gbit\n    latency: 1us\n").find("network 'a': network profile"),
+            std::string::npos);
+}
+
+// The repository's file: every entry parses, and --network NAME finds one; a profile with a
+// comma is parsed without the file; an unknown name lists the names there are.
+TEST(NetworkProfiles, RepositoryFileAndLookup) {
+  const std::string path = std::string(DDPSCALE_SOURCE_DIR) + "/experiments/networks.yaml";
+  const auto catalog = load_network_catalog(path);
+  ASSERT_GE(catalog.size(), 4u);
+  const NetworkProfile ndr = network_by_profile_or_name("ib-ndr-400", path);
+  EXPECT_DOUBLE_EQ(ndr.bytes_per_s, 50e9);
+  EXPECT_DOUBLE_EQ(ndr.latency_us, 3);
+  EXPECT_DOUBLE_EQ(network_by_profile_or_name("25GB/s,5us", "/no/such/file.yaml").bytes_per_s, 25e9);
+  try {
+    network_by_profile_or_name("token-ring", path);
+    ADD_FAILURE() << "an unknown name was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ib-ndr-400, "), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(network_by_profile_or_name("ib-ndr-400", "/no/such/file.yaml"), std::invalid_argument);
+}
+
+TEST(NetworkProfiles, CommbenchCsvBetweenNodes) {
+  TempDir dir;
+  CommBenchTable table;
+  table.bytes = {1e3, 1e6, 4e6};
+  table.time_us = {20, 100, 400};
+  table.algbw_gbs = table.busbw_gbs = {0, 0, 0};
+  write_whole_file(dir.str() + "/between.csv", commbench_csv(table, 2));
+  const NetworkProfile network = network_from_commbench(dir.str() + "/between.csv");
+  ASSERT_TRUE(network.measured_curve);
+  EXPECT_EQ(network.measured_curve->measured_ranks(), 2);
+  EXPECT_NEAR(network.measured_curve->measured_time_us(2e6), 200, 1e-9);
+  EXPECT_NE(network.text.find("between 2 nodes"), std::string::npos);
+  write_whole_file(dir.str() + "/one.csv", commbench_csv(table, 1));
+  EXPECT_THROW(network_from_commbench(dir.str() + "/one.csv"), std::runtime_error);
+  write_whole_file(dir.str() + "/other.csv", "a,b\n1,2\n");
+  EXPECT_THROW(network_from_commbench(dir.str() + "/other.csv"), std::runtime_error);
 }
 
 TEST(OverlapSimulation, BucketsFillFirstCapThenFullCapsThenTheRest) {
@@ -248,11 +359,95 @@ TEST(PredictionInputs, ReportFolderToPredictionFiles) {
   ASSERT_EQ(result.predictions.size(), 1u);
   EXPECT_EQ(result.predictions[0].topology.gpus_per_node, 4);
   EXPECT_LT(result.predictions[0].efficiency.point, 1.0);
-  write_prediction(result, options, dir.str(), dir.str() + "/out");
-  for (const char* name : {"predict.md", "predict.csv", "validation.csv", "predict.json"})
+  const PredictionFiles files = write_prediction(result, options, dir.str(), dir.str() + "/out", false);
+  EXPECT_EQ(files.plots_note, "plots were not asked for (--no-plots)");
+  EXPECT_EQ(files.files.size(), 5u);
+  for (const char* name : {"predict.md", "predict.html", "predict.csv", "validation.csv", "predict.json"})
     EXPECT_TRUE(std::filesystem::exists(dir.str() + "/out/" + name)) << name;
-  EXPECT_NE(read_whole_file(dir.str() + "/out/predict.md").find("m_w2"), std::string::npos);
+  // The self-check row, as each renderer escapes the id.
+  EXPECT_NE(read_whole_file(dir.str() + "/out/predict.md").find("| m\\_w2 | 2 |"), std::string::npos);
+  EXPECT_NE(read_whole_file(dir.str() + "/out/predict.html").find("<td>m_w2</td>"), std::string::npos);
   EXPECT_THROW(load_study_digest(dir.str() + "/out"), std::runtime_error);
+}
+
+// ---- The document and its plots ----------------------------------------------------------
+
+Prediction predicted(const std::string& model, int64_t batch, Topology topology, double speedup, double low, double high) {
+  Prediction p;
+  p.model = model;
+  p.parameters = 1000;
+  p.scaling = "weak";
+  p.exec = "eager";
+  p.batch_per_rank = batch;
+  p.topology = topology;
+  p.speedup = {speedup, {low, high}};
+  const double ranks = topology.ranks();
+  p.efficiency = {speedup / ranks, {low / ranks, high / ranks}};
+  return p;
+}
+
+// Model m at batch 64 on 1x8, 1x4 (out of order), 2x8 and 2x4 (a second topology of 8 GPUs),
+// and at batch 32 on 1x4; model n on 1x4: per model a speedup and an efficiency plot, a line
+// per batch through every N in order, the second 8-GPU topology on a line of its own.
+TEST(PredictionPlots, SpeedupAndEfficiencyAgainstRanksPerModel) {
+  ScalingPrediction result;
+  result.predictions = {predicted("m@1M", 64, {1, 8}, 6, 5, 7), predicted("m@1M", 64, {1, 4}, 3.5, 3, 4),
+                        predicted("m@1M", 64, {2, 8}, 12, 10, 14), predicted("m@1M", 64, {2, 4}, 5, 4, 6),
+                        predicted("m@1M", 32, {1, 4}, 3, 2.5, 3.5), predicted("n", 64, {1, 4}, 2, 1.5, 2.5)};
+  const auto plots = prediction_plots(result);
+  ASSERT_EQ(plots.size(), 4u);
+  const LinePlot& speedup = plots[0].first;
+  EXPECT_EQ(speedup.name, "predicted_speedup_m_1M__weak_scaling__eager");
+  EXPECT_TRUE(speedup.log_x);
+  EXPECT_TRUE(speedup.draw_reference_line);
+  ASSERT_EQ(speedup.series.size(), 3u);
+  EXPECT_EQ(speedup.series[0].label, "batch 64/GPU");
+  EXPECT_EQ(speedup.series[0].x, (std::vector<double>{4, 8, 16}));
+  EXPECT_EQ(speedup.series[0].y, (std::vector<double>{3.5, 6, 12}));
+  EXPECT_EQ(speedup.series[0].y_low, (std::vector<double>{3, 5, 10}));
+  EXPECT_EQ(speedup.series[0].y_high, (std::vector<double>{4, 7, 14}));
+  EXPECT_EQ(speedup.series[1].label, "batch 64/GPU, 2x4");
+  EXPECT_EQ(speedup.series[1].x, (std::vector<double>{8}));
+  EXPECT_EQ(speedup.series[2].label, "batch 32/GPU");
+  const LinePlot& efficiency = plots[1].first;
+  EXPECT_EQ(efficiency.name, "predicted_efficiency_m_1M__weak_scaling__eager");
+  EXPECT_EQ(efficiency.series[0].y, (std::vector<double>{3.5 / 4, 6.0 / 8, 12.0 / 16}));
+  EXPECT_EQ(efficiency.series[0].y_high, (std::vector<double>{4.0 / 4, 7.0 / 8, 14.0 / 16}));
+  EXPECT_NE(plots[1].second.find("95% prediction intervals"), std::string::npos);
+  EXPECT_EQ(plots[2].first.series.size(), 1u);  // model n
+}
+
+// The blocks predict.md and the report's section are made of: the self-check, the table of
+// predictions with its numbers as predict.csv rounds them, every plot handed to add_plot, the
+// break-even table; a sub-heading level of the caller's choosing.
+TEST(PredictionDocument, BlocksCarryTheTablesAndEveryPlot) {
+  ScalingPrediction result;
+  result.predictions = {predicted("m", 64, {1, 4}, 3.5, 3, 4), predicted("m", 64, {1, 8}, 6, 5, 7)};
+  result.predictions[0].step_us = {1234.56, {1200, 1300}};
+  PredictOptions options;
+  ReportDocument doc;
+  std::vector<std::string> drawn;
+  add_prediction_blocks(doc, result, options, "studies/x", 3,
+                        [&](const LinePlot& plot, const std::string&) { drawn.push_back(plot.name); });
+  EXPECT_EQ(drawn, (std::vector<std::string>{"predicted_speedup_m__weak_scaling__eager",
+                                             "predicted_efficiency_m__weak_scaling__eager"}));
+  std::vector<std::string> headings;
+  const ReportTable* predictions = nullptr;
+  for (const ReportBlock& block : doc.blocks()) {
+    if (block.kind == ReportBlock::Kind::heading) {
+      EXPECT_EQ(block.level, 3);
+      headings.push_back(block.text);
+    }
+    if (block.kind == ReportBlock::Kind::table && block.table.header.at(0) == "model") predictions = &block.table;
+  }
+  EXPECT_EQ(headings, (std::vector<std::string>{"Self-check against the study's own measurements", "Predictions",
+                                                "Predicted break-even model size"}));
+  ASSERT_NE(predictions, nullptr);
+  ASSERT_EQ(predictions->rows.size(), 2u);
+  EXPECT_EQ(predictions->rows[0][5], "1x4");
+  EXPECT_EQ(predictions->rows[0][8], "1234.6 [1200.0, 1300.0]");
+  EXPECT_EQ(predictions->rows[0][10], "3.50 [3.00, 4.00]");
+  EXPECT_EQ(predictions->rows[1][11], "0.750 [0.625, 0.875]");
 }
 
 }  // namespace

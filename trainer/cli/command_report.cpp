@@ -1,11 +1,16 @@
 // `ddpscale report`: study folders in, report folder out. Needs no MPI and no GPU; the
-// model registry only lends its layer summaries.
+// model registry only lends its layer summaries. With --predict, the "Predicted scaling"
+// section is composed here, from prediction/ (which results/ must not depend on).
 #include <cxxopts.hpp>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
+#include "cli/predict_options.hpp"
 #include "model_registry.hpp"
+#include "prediction_inputs.hpp"
+#include "prediction_report.hpp"
 #include "report_writer.hpp"
 #include "study_analysis.hpp"
 
@@ -30,6 +35,28 @@ ModelArchitecture architecture_from_registry(const std::string& model, int64_t p
   }
 }
 
+std::string joined(const std::vector<std::string>& inputs) {
+  std::string text;
+  for (const std::string& input : inputs) text += (text.empty() ? "" : " ") + input;
+  return text;
+}
+
+// The prediction `ddpscale predict` would make of the same study and targets, as the
+// report's last section; its tables beside report.md.
+struct ReportPrediction {
+  PredictOptions options;
+  ScalingPrediction result;
+  std::string source;
+};
+
+ExtraSection predicted_scaling_section(const ReportPrediction& prediction) {
+  return {"Predicted scaling", [&prediction](ReportDocument& doc, const ExtraSection::AddFigure& add_figure) {
+            doc.paragraph("What more GPUs or nodes would give, as ddpscale predict predicts it (the same numbers; "
+                          "predict.csv, validation.csv and predict.json beside this report).");
+            add_prediction_blocks(doc, prediction.result, prediction.options, prediction.source, 3, add_figure);
+          }};
+}
+
 }  // namespace
 
 int run_report_command(int argc, char** argv) {
@@ -42,12 +69,17 @@ int run_report_command(int argc, char** argv) {
       ("price-per-gpu-hour", "price of one GPU-hour, for the cost per million samples", cxxopts::value<double>())
       ("skip-bad", "report on the readable files and list the unreadable ones instead of stopping")
       ("no-plots", "tables only, no gnuplot")
+      ("predict", "add a \"Predicted scaling\" section, as `ddpscale predict` makes it: ';'-separated keys of predict's "
+                  "options, e.g. \"gpus=4,8;nodes=2,4;gpus-per-node=8;network=ib-ndr-400\" (keys: gpus, nodes, "
+                  "gpus-per-node, network, networks, network-commbench, draws; \"\" for predict's defaults)",
+       cxxopts::value<std::string>())
       ("h,help", "show this help");
   options.parse_positional({"studies"});
   options.positional_help("STUDY_DIR [STUDY_DIR...]");
   ReportOptions report;
   LoadOptions load;
   std::vector<std::string> inputs;
+  std::optional<ReportPrediction> prediction;
   try {
     const auto args = options.parse(argc, argv);
     if (printed_help(options, args)) return 0;
@@ -69,6 +101,9 @@ int run_report_command(int argc, char** argv) {
       }
     }
     load.skip_bad = args.count("skip-bad") > 0;
+    if (args.count("predict"))
+      prediction = ReportPrediction{predict_options_from(parse_predict_spec(args["predict"].as<std::string>())), {},
+                                    joined(inputs)};
   } catch (const std::exception& e) {
     std::cerr << "ddpscale report: " << e.what() << " (see ddpscale report --help)" << std::endl;
     return 2;
@@ -78,7 +113,19 @@ int run_report_command(int argc, char** argv) {
     const LoadedStudy study = load_studies(inputs, load);
     for (const std::string& skipped : study.skipped) std::cerr << "ddpscale report: skipped " << skipped << std::endl;
     const StudyAnalysis analysis = analyze_study(study.configs);
-    const ReportResult result = write_report(study, analysis, report);
+    if (prediction) {
+      const StudyDigest digest = digest_from_loaded(study);
+      require_allreduce_curve(digest, prediction->source);
+      prediction->result = predict_scaling(digest, prediction->options);
+      report.extra_sections.push_back(predicted_scaling_section(*prediction));
+    }
+    ReportResult result = write_report(study, analysis, report);
+    if (prediction) {
+      const auto tables = write_prediction_tables(prediction->result, prediction->options, prediction->source, report.out_dir);
+      result.files.insert(result.files.end(), tables.begin(), tables.end());
+      std::cout << "predicted scaling: " << self_check_line(prediction->result.summary) << std::endl;
+      for (const std::string& note : prediction->result.notes) std::cerr << "ddpscale report: note: " << note << std::endl;
+    }
     if (!result.plots_note.empty()) std::cerr << "ddpscale report: " << result.plots_note << std::endl;
     std::cout << "report: " << result.files.front() << " (" << analysis.configs.size() << " configurations, "
               << analysis.comparisons.size() << " comparisons; " << result.files.size() << " files in "

@@ -1,0 +1,40 @@
+// Where to predict and over which network: the options `ddpscale predict` takes, and the same
+// keys in `ddpscale report --predict "gpus=4,8;nodes=2;gpus-per-node=8;network=ib-ndr-400"`,
+// parsed and checked in one place; and what both commands print of a prediction.
+#pragma once
+#include <cxxopts.hpp>
+#include <optional>
+#include <string>
+
+#include "scaling_prediction.hpp"
+
+namespace ddpscale {
+
+struct PredictTargetArgs {
+  std::optional<std::string> gpus, nodes, network, network_commbench;
+  std::string networks = "experiments/networks.yaml";
+  int gpus_per_node = 8;
+  int draws = 4000;
+  bool from_report_spec = false;  // error messages name "--predict key=" instead of "--key"
+};
+
+// predict's options: --gpus, --nodes, --gpus-per-node, --network, --networks,
+// --network-commbench, --draws.
+void add_predict_target_options(cxxopts::Options& options);
+PredictTargetArgs predict_target_args(const cxxopts::ParseResult& args);
+
+// "gpus=4,8;nodes=1,2;gpus-per-node=8;network=400Gb/s,3us": the same keys, ';' between
+// them; "" takes every default. Throws UsageError naming the key and the form.
+PredictTargetArgs parse_predict_spec(const std::string& spec);
+
+// The targets (default: 4 and 8 GPUs in one node) and the network (a profile, a named one
+// from the networks file, or a commbench.csv measured between nodes). Throws UsageError
+// saying what to give; the networks and commbench files are read here.
+PredictOptions predict_options_from(const PredictTargetArgs& args);
+
+// Throws std::runtime_error when the study has no allreduce curve to predict from.
+void require_allreduce_curve(const StudyDigest& study, const std::string& input);
+// "self-check on 26 measured N-GPU configurations: model only 6.1% median |error|, ..."
+std::string self_check_line(const ValidationSummary& summary);
+
+}  // namespace ddpscale
