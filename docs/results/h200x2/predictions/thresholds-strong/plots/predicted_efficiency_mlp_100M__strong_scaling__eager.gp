@@ -1,0 +1,27 @@
+# Drawn by ddpscale. To restyle, edit this file and run `gnuplot predicted_efficiency_mlp_100M__strong_scaling__eager.gp` in its directory.
+set encoding utf8
+set terminal svg size 800,500 fixed font 'sans,12' background rgb 'white' noenhanced
+set output 'predicted_efficiency_mlp_100M__strong_scaling__eager.svg'
+set title 'mlp@100M, strong scaling, eager: predicted efficiency'
+set xlabel 'GPUs (N)'
+set ylabel 'efficiency (speedup / N)'
+set key top left
+set grid
+set autoscale xfix
+set offsets graph 0.04, graph 0.04, 0, 0
+set logscale x
+set format x '%g'
+set xtics (4, 8, 16, 32)
+plot 'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 0 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 8/GPU', \
+     'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 1 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 4/GPU', \
+     'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 2 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 2/GPU', \
+     'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 3 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 1/GPU', \
+     'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 4 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 32/GPU', \
+     'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 5 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 16/GPU', \
+     'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 6 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 128/GPU', \
+     'predicted_efficiency_mlp_100M__strong_scaling__eager.dat' index 7 using 1:2:3:4 with yerrorlines linewidth 1.5 title 'batch 64/GPU', \
+     1 with lines dashtype 2 linewidth 1.5 linecolor rgb 'gray40' title 'reference: y = 1'
+set terminal pngcairo size 1000,625 font 'sans,12' background rgb 'white' noenhanced
+set output 'predicted_efficiency_mlp_100M__strong_scaling__eager.png'
+replot
+unset output
