@@ -35,6 +35,14 @@ std::array<double, kPhaseCount> run_phase_medians_us(const RunRecord& run) {
   return medians;
 }
 
+double slowest_calibration(const RunRecord& run, std::vector<float> RankTimings::*series) {
+  double slowest = kNaN;
+  for (const RankTimings& rank : run.ranks)
+    for (const float reading : rank.*series)
+      if (std::isfinite(reading) && !(reading <= slowest)) slowest = reading;
+  return slowest;
+}
+
 ConfigSummary summarize_config(const ConfigRecord& config) {
   ConfigSummary summary;
   summary.id = config.id;
@@ -68,7 +76,7 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
   summary.throughput = summarize(filtered.kept);
 
   std::array<std::vector<double>, kPhaseCount> phase_medians;
-  std::vector<double> peaks, utilization, busy;
+  std::vector<double> peaks, utilization, busy, calibration_host, calibration_device;
   for (size_t i : filtered.kept_indices) {
     const RunRecord& run = *ok_runs[i];
     summary.kept_run_indices.push_back(run.index);
@@ -82,6 +90,10 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
     for (const RankTimings& rank : run.ranks)
       if (!rank.gpu_busy_us.empty() && !(rank.gpu_busy_us.front() >= least_busy)) least_busy = rank.gpu_busy_us.front();
     if (std::isfinite(least_busy)) busy.push_back(least_busy);
+    if (const double slowest = slowest_calibration(run, &RankTimings::calibration_host_us); std::isfinite(slowest))
+      calibration_host.push_back(slowest);
+    if (const double slowest = slowest_calibration(run, &RankTimings::calibration_device_us); std::isfinite(slowest))
+      calibration_device.push_back(slowest);
     const std::array<double, kPhaseCount> medians = run_phase_medians_us(run);
     for (size_t p = 0; p < medians.size(); ++p)
       if (std::isfinite(medians[p])) phase_medians[p].push_back(medians[p]);  // untimed phases stay out
@@ -90,6 +102,8 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
   summary.peak_memory_bytes = median(peaks);
   summary.gpu_utilization_pct = mean(utilization);
   summary.gpu_busy_us = median(busy);
+  summary.calibration_host_us = median(calibration_host);
+  summary.calibration_device_us = median(calibration_device);
   return summary;
 }
 

@@ -26,6 +26,10 @@ std::vector<double> phase_per_step(const RunRecord& run, Phase phase);
 // a clock change) must not move a run's typical step.
 std::array<double, kPhaseCount> run_phase_medians_us(const RunRecord& run);
 
+// The largest of the ranks' readings of one calibration series (RankTimings::calibration_host_us
+// or calibration_device_us) in a run; NaN when no rank has one.
+double slowest_calibration(const RunRecord& run, std::vector<float> RankTimings::*series);
+
 struct ConfigSummary {
   std::string id;
   ConfigParams params;
@@ -49,6 +53,11 @@ struct ConfigSummary {
   // busy, and on 2 H200s the rank that reached the collective first looked 3x busier
   // (1,742 against 117 us per step). NaN where not measured.
   double gpu_busy_us = kNaN;
+  // The host-drift calibration (RankTimings::calibration_*): median over the kept runs of
+  // the slowest rank's reading, in microseconds; NaN where the runs carry none. The slowest
+  // rank, because a step waits for it: a rank on a slowed core slows the configuration.
+  double calibration_host_us = kNaN;
+  double calibration_device_us = kNaN;
   // When the first and the last run started (Unix ms, rank 0's clock), over every run of
   // the configuration; 0 where the runs' start times were not stored (before 2026-11-23).
   int64_t first_start_ms = 0, last_start_ms = 0;

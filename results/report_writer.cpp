@@ -14,7 +14,9 @@
 #include <set>
 #include <stdexcept>
 
+#include "report_answer.hpp"
 #include "report_document.hpp"
+#include "report_drift.hpp"
 #include "report_format.hpp"
 #include "report_plots.hpp"
 #include "report_thresholds.hpp"
@@ -56,6 +58,7 @@ class ReportBuilder {
     test_configuration,
     model_specifications,
     results_per_model,
+    host_drift,
     time_breakdown,
     nccl_profiles,
     parameter_thresholds,
@@ -75,6 +78,7 @@ class ReportBuilder {
         {Section::test_configuration, "Test configuration", &ReportBuilder::test_configuration},
         {Section::model_specifications, "Model specifications", &ReportBuilder::model_specifications},
         {Section::results_per_model, "Results per model", &ReportBuilder::results_per_model},
+        {Section::host_drift, "Host drift", &ReportBuilder::host_drift},
         {Section::time_breakdown, "Where the time goes", &ReportBuilder::time_breakdown},
         {Section::nccl_profiles, "NCCL profiles compared", &ReportBuilder::nccl_profiles},
         {Section::parameter_thresholds, "Parameter-threshold analysis", &ReportBuilder::parameter_thresholds},
@@ -113,6 +117,7 @@ class ReportBuilder {
 
   // ---- Executive summary ----------------------------------------------------------
   void executive_summary() {
+    answer_.write();
     if (a_.comparisons.empty()) {
       doc_.paragraph("No configuration with more than one rank has a one-rank counterpart in these inputs, so no "
                      "speedup can be stated. Measure world sizes 1 and N of the same model and batch.");
@@ -160,12 +165,15 @@ class ReportBuilder {
   // interval lies above N, so noise alone does not raise it.
   void superlinear_caution() {
     std::vector<std::string> items;
-    for (const Comparison& c : a_.comparisons) {
+    for (size_t i = 0; i < a_.comparisons.size(); ++i) {
+      const Comparison& c = a_.comparisons[i];
       const ConfigParams& p = cfg(c.n_gpu).params;
       if (p.scaling != "weak" || !c.speedup.speedup_ci.valid() || c.speedup.speedup_ci.low <= p.world_size) continue;
+      const std::string calibration = drift_.calibration_note(i);
       items.push_back(p.model + " at batch " + std::to_string(p.batch_per_rank) + " per rank (" + variant_of(p) +
                       "): " + speedup_text(c.speedup) + " on " + std::to_string(p.world_size) + " ranks, efficiency " +
-                      percent(c.speedup.speedup / p.world_size));
+                      percent(c.speedup.speedup / p.world_size) +
+                      (calibration.empty() ? "; no calibration recorded" : "; " + calibration));
     }
     if (items.empty()) return;
     doc_.paragraph("**Caution:** " + std::to_string(items.size()) +
@@ -174,9 +182,13 @@ class ReportBuilder {
                    "Data parallelism cannot do that with the same per-rank work, so the 1-rank and N-rank "
                    "configurations ran under different conditions (for example the host's speed drifting "
                    "between them, which moves host-bound eager steps). Treat these speedups as unreliable and "
-                   "measure them again close together:");
+                   "measure them again close together (the host's calibration of both halves beside each, "
+                   + section_ref(Section::host_drift) + "):");
     doc_.bullets(items);
   }
+
+  // ---- Host drift --------------------------------------------------------------------
+  void host_drift() { drift_.write_section(); }
 
   // ---- Test configuration ------------------------------------------------------------
   void test_configuration() {
@@ -636,6 +648,9 @@ class ReportBuilder {
   std::string plots_note_;
   std::vector<std::string> plot_files_;
   ReportDocument doc_;
+  DriftText drift_{a_, study_.configs, doc_,
+                   [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
+  AnswerText answer_{a_, doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
   ThresholdsText thresholds_{a_, doc_,
                              [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); },
                              section_ref(Section::parameter_thresholds)};

@@ -26,6 +26,12 @@ struct RankTimings {
   // GPU busy microseconds per step over the profiled steps after the measured ones
   // (--gpu-busy-steps): one value, or none where not measured.
   std::vector<float> gpu_busy_us;
+  // The host-drift calibration taken on this rank just before the run (see
+  // trainer/study/host_calibration.hpp): microseconds of a fixed host-only loop, and of a
+  // fixed launch-bound kernel sequence on the rank's GPU (empty on CPU). One value each, or
+  // none where not measured (files written before it existed).
+  std::vector<float> calibration_host_us;
+  std::vector<float> calibration_device_us;
 };
 
 enum class RunStatus { ok, failed };

@@ -225,6 +225,8 @@ void write_run(const H5Io& io, hid_t runs, const RunRecord& run) {
   write_rank_series(io, g.get(), "gpu_memory_used_mib", run.ranks, &RankTimings::gpu_memory_used_mib);
   write_rank_series(io, g.get(), "gpu_power_w", run.ranks, &RankTimings::gpu_power_w);
   write_rank_series(io, g.get(), "gpu_busy_us", run.ranks, &RankTimings::gpu_busy_us);
+  write_rank_series(io, g.get(), "calibration_host_us", run.ranks, &RankTimings::calibration_host_us);
+  write_rank_series(io, g.get(), "calibration_device_us", run.ranks, &RankTimings::calibration_device_us);
 }
 
 RunStatus parse_status(const H5Io& io, const std::string& run_name, const std::string& text) {
@@ -258,6 +260,10 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
   // Optional in schema version 1: files written before --gpu-busy-steps existed lack it.
   if (io.has_link(g.get(), "gpu_busy_us"))
     read_rank_series(io, g.get(), "gpu_busy_us", run.ranks, &RankTimings::gpu_busy_us);
+  // Optional too: the host-drift calibration exists from 2026-11-23 (second session) on.
+  for (const auto& [name, series] : {std::pair{"calibration_host_us", &RankTimings::calibration_host_us},
+                                     std::pair{"calibration_device_us", &RankTimings::calibration_device_us}})
+    if (io.has_link(g.get(), name)) read_rank_series(io, g.get(), name, run.ranks, series);
   return run;
 }
 

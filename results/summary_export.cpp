@@ -102,6 +102,8 @@ std::vector<Column> columns() {
   c.push_back(number_column("peak_memory_bytes", [](const ConfigSummary& s, const Comparison*) { return s.peak_memory_bytes; }));
   c.push_back(number_column("gpu_utilization_pct", [](const ConfigSummary& s, const Comparison*) { return s.gpu_utilization_pct; }));
   c.push_back(number_column("gpu_busy_us", [](const ConfigSummary& s, const Comparison*) { return s.gpu_busy_us; }));
+  c.push_back(number_column("calibration_host_us", [](const ConfigSummary& s, const Comparison*) { return s.calibration_host_us; }));
+  c.push_back(number_column("calibration_device_us", [](const ConfigSummary& s, const Comparison*) { return s.calibration_device_us; }));
   c.push_back(number_column("speedup", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.speedup : kNaN; }));
   c.push_back(number_column("speedup_ci95_low", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.speedup_ci.low : kNaN; }));
   c.push_back(number_column("speedup_ci95_high", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.speedup_ci.high : kNaN; }));

@@ -8,7 +8,8 @@ grid its spec expands to and against docs/hdf5-schema.md.
 
 `check` asserts: exactly the expected configurations (model x batch x world), each file
 complete and readable, `runs` runs with indices 0..runs-1 and status ok, phase_us of shape
-[world_size][7][steps], finite timings, and samples_per_second equal to
+[world_size][7][steps], finite timings, one positive host-drift calibration reading per
+rank (calibration_host_us [world_size][1]), and samples_per_second equal to
 global_batch * steps / max(wall_seconds) -- the formula of trainer/study/config_runner.cpp
 (global batch over the slowest rank's wall time of the measured steps). study.h5 must hold
 /metadata and (unless --no-commbench) /commbench. Neither folder may hold a *.tmp file.
@@ -142,6 +143,12 @@ def check_run(run, params, name, failures):
     failures.expect(bool(np.all(values[:, 6, :] > 0)), f"{name}: a step time is zero")
     failures.expect(list(run["phase_steps"][()]) == [steps] * world,
                     f"{name}: phase_steps {list(run['phase_steps'][()])}, expected {[steps] * world}")
+    if failures.expect("calibration_host_us" in run and "calibration_host_us_count" in run,
+                       f"{name}: the host-drift calibration (calibration_host_us) is missing"):
+        calibration = run["calibration_host_us"][()]
+        failures.expect(calibration.shape == (world, 1) and list(run["calibration_host_us_count"][()]) == [1] * world
+                        and bool(np.all(np.isfinite(calibration))) and bool(np.all(calibration > 0)),
+                        f"{name}: calibration_host_us {calibration.tolist()} is not one positive reading per rank")
     loss = run["loss"][()]
     failures.expect(loss.shape == (steps,) and bool(np.all(np.isfinite(loss))),
                     f"{name}: loss shape {loss.shape} or non-finite values")

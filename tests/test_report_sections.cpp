@@ -133,7 +133,7 @@ TEST(ReportFiles, SuperlinearWeakScalingIsCalledOut) {
 }
 
 // A study continued with --resume by another build says which build measured what.
-TEST(ReportFiles, SectionNineNamesTheBuildsThatMeasuredTheStudy) {
+TEST(ReportFiles, MethodologyNamesTheBuildsThatMeasuredTheStudy) {
   TempDir out;
   ConfigRecord first = make_config("mlp", 1000, 8, 1, {100, 101});
   first.git_commit = "4bcd4d2";
@@ -204,10 +204,10 @@ TEST(ReportFiles, OneSuccessfulRunHasNoIntervalAndFailedRunsAreCountedAndListed)
   EXPECT_FALSE(contains(md, "nan")) << "a NaN printed as a number";
   // Executive summary: 2 configurations, 6 runs, 2 failed, 4 of 6 ok.
   EXPECT_TRUE(contains(md, "2 configurations, 6 runs, 2 failed (66.7% success rate)"));
-  // Section 9 lists each failure with its configuration (Markdown-escaped underscores).
-  const size_t section9 = md.find("## 9. Methodology and reproducibility");
-  ASSERT_NE(section9, std::string::npos);
-  const std::string methods = md.substr(section9);
+  // Section 10 lists each failure with its configuration (Markdown-escaped underscores).
+  const size_t section10 = md.find("## 10. Methodology and reproducibility");
+  ASSERT_NE(section10, std::string::npos);
+  const std::string methods = md.substr(section10);
   EXPECT_TRUE(contains(methods, "Failed runs (excluded, counted): 2."));
   EXPECT_TRUE(contains(methods, "- solo\\_b8\\_w1: run 1: CUDA out of memory at batch 4096\n"));
   EXPECT_TRUE(contains(methods, "- solo\\_b8\\_w1: run 2: NCCL watchdog timeout after 1800 s\n"));

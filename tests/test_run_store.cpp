@@ -137,6 +137,34 @@ TEST_F(RunStore, BuildAndTimesRoundTripAndAreOptional) {
   EXPECT_EQ(back.finished_utc, "");
 }
 
+// The host-drift calibration is one reading per rank (device: none on CPU ranks); files
+// written before it existed lack both datasets and read as "no reading".
+TEST_F(RunStore, CalibrationRoundTripsAndIsOptional) {
+  ConfigRecord record = testing_samples::sample_config();
+  record.runs[0].ranks[0].calibration_host_us = {312.5f};
+  record.runs[0].ranks[1].calibration_host_us = {318.25f};
+  record.runs[0].ranks[1].calibration_device_us = {97.0f};
+  write_config(dir.string(), record);
+  const std::string path = (dir / (record.id + ".h5")).string();
+  ConfigRecord back = read_config(path);
+  EXPECT_EQ(back.runs[0].ranks[0].calibration_host_us, std::vector<float>{312.5f});
+  EXPECT_EQ(back.runs[0].ranks[1].calibration_host_us, std::vector<float>{318.25f});
+  EXPECT_TRUE(back.runs[0].ranks[0].calibration_device_us.empty());
+  EXPECT_EQ(back.runs[0].ranks[1].calibration_device_us, std::vector<float>{97.0f});
+  EXPECT_TRUE(back.runs[2].ranks[0].calibration_host_us.empty());
+
+  // As a file from before the calibration: the four datasets of run 0 removed.
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const char* name : {"calibration_host_us", "calibration_host_us_count", "calibration_device_us",
+                           "calibration_device_us_count"})
+    EXPECT_GE(H5Ldelete(file, (std::string("runs/run_0000/") + name).c_str(), H5P_DEFAULT), 0) << name;
+  H5Fclose(file);
+  back = read_config(path);
+  EXPECT_TRUE(back.runs[0].ranks[0].calibration_host_us.empty());
+  EXPECT_TRUE(back.runs[0].ranks[1].calibration_device_us.empty());
+}
+
 // A run that failed early: one rank measured 2 steps, the other none, no NVML samples.
 TEST_F(RunStore, FailedRunWithUnevenRanksKeepsEachRanksLength) {
   ConfigRecord record = testing_samples::sample_config();

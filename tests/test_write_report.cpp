@@ -68,9 +68,9 @@ class WriteReport : public ::testing::Test {
     const std::string md = read_text(fs::path(out) / "report.md");
     size_t last = 0;
     for (const char* heading : {"## 1. Executive summary\n", "## 2. Test configuration\n", "## 3. Model specifications\n",
-                                "## 4. Results per model\n", "## 5. Where the time goes\n", "## 6. NCCL profiles compared\n",
-                                "## 7. Parameter-threshold analysis\n", "## 8. Cost\n",
-                                "## 9. Methodology and reproducibility\n"}) {
+                                "## 4. Results per model\n", "## 5. Host drift\n", "## 6. Where the time goes\n",
+                                "## 7. NCCL profiles compared\n", "## 8. Parameter-threshold analysis\n", "## 9. Cost\n",
+                                "## 10. Methodology and reproducibility\n"}) {
       const size_t at = md.find(heading);
       ASSERT_NE(at, std::string::npos) << heading;
       EXPECT_GT(at, last) << heading << " out of order";
@@ -97,9 +97,9 @@ TEST_F(WriteReport, WritesEveryFileAndThePlots) {
   const ReportResult result = write(out);
   EXPECT_EQ(result.plots_note, "");
   expect_tables(out, result);
-  // Throughput and phases per model, speedup against parameters for 2 ranks.
-  for (const char* stem : {"throughput_mlp-small", "throughput_mlp-big", "phases_mlp-small", "phases_mlp-big",
-                           "speedup_vs_parameters_w2"}) {
+  // The answer's chart, throughput and phases per model, speedup against parameters for 2 ranks.
+  for (const char* stem : {"answer_speedup", "throughput_mlp-small", "throughput_mlp-big", "phases_mlp-small",
+                           "phases_mlp-big", "speedup_vs_parameters_w2"}) {
     const fs::path png = fs::path(out) / "plots" / (std::string(stem) + ".png");
     const fs::path svg = fs::path(out) / "plots" / (std::string(stem) + ".svg");
     ASSERT_TRUE(fs::is_regular_file(png)) << png;
@@ -109,7 +109,7 @@ TEST_F(WriteReport, WritesEveryFileAndThePlots) {
     EXPECT_EQ(std::count(result.files.begin(), result.files.end(), png.string()), 1) << png;
   }
   const std::string html = read_text(fs::path(out) / "report.html");
-  EXPECT_EQ(count_of(html, "src=\"data:image/png;base64,"), 5u);
+  EXPECT_EQ(count_of(html, "src=\"data:image/png;base64,"), 6u);
   EXPECT_FALSE(contains(html, "src=\"http"));
   const std::string md = read_text(fs::path(out) / "report.md");
   EXPECT_TRUE(contains(md, "![mlp-big: samples/s against batch per rank"));

@@ -10,6 +10,7 @@
 #include "check.hpp"
 #include "device_sampler.hpp"
 #include "engine/initial_model.hpp"
+#include "study/host_calibration.hpp"
 #include "mpi_context.hpp"
 #include "study/timing_exchange.hpp"
 #include "engine/training_session.hpp"
@@ -100,6 +101,11 @@ void perturb_parameters(TrainingSession& session) {
   if (!parameters.empty()) parameters.front().view(-1)[0].add_(1.0);
 }
 
+void record_calibration(const CalibrationReading& reading, RankTimings& timings) {
+  if (std::isfinite(reading.host_us)) timings.calibration_host_us = {static_cast<float>(reading.host_us)};
+  if (std::isfinite(reading.device_us)) timings.calibration_device_us = {static_cast<float>(reading.device_us)};
+}
+
 // A run that ran out of memory says which batch did it, so the study's record shows the
 // limit (the configuration's record carries the rest of its settings).
 std::string describe_failure(std::string what, const TrainOptions& options, int world) {
@@ -156,6 +162,7 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
   timings.rank = group_.rank();
   std::string failure;
   std::pair<double, double> checksum{0, 0};
+  record_calibration(measure_calibration(torch_device_of(device_)), timings);
   reset_peak_memory(device_);
   try {
     SessionSetup setup;

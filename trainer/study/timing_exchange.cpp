@@ -7,7 +7,7 @@
 
 namespace ddpscale {
 
-// Flattens one rank's timings into floats: [phases x steps][3 NVML series][GPU busy]. The sizes go
+// Flattens one rank's timings into floats: [phases x steps][3 NVML series][GPU busy][2 calibrations]. The sizes go
 // first, in their own small message, so the receiver knows how to cut the floats.
 static std::vector<float> flatten(const RankTimings& t, std::vector<int64_t>& sizes) {
   std::vector<float> flat;
@@ -16,7 +16,8 @@ static std::vector<float> flatten(const RankTimings& t, std::vector<int64_t>& si
     sizes.push_back(static_cast<int64_t>(series.size()));
     flat.insert(flat.end(), series.begin(), series.end());
   }
-  for (const auto* series : {&t.gpu_utilization_pct, &t.gpu_memory_used_mib, &t.gpu_power_w, &t.gpu_busy_us}) {
+  for (const auto* series : {&t.gpu_utilization_pct, &t.gpu_memory_used_mib, &t.gpu_power_w, &t.gpu_busy_us,
+                             &t.calibration_host_us, &t.calibration_device_us}) {
     sizes.push_back(static_cast<int64_t>(series->size()));
     flat.insert(flat.end(), series->begin(), series->end());
   }
@@ -40,11 +41,13 @@ static RankTimings unflatten(int rank, const std::vector<float>& flat, const std
   take(t.gpu_memory_used_mib);
   take(t.gpu_power_w);
   take(t.gpu_busy_us);
+  take(t.calibration_host_us);
+  take(t.calibration_device_us);
   return t;
 }
 
 std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTimings& mine) {
-  constexpr int kSeries = kPhaseCount + 4;
+  constexpr int kSeries = kPhaseCount + 6;
   std::vector<int64_t> sizes;
   std::vector<float> flat = flatten(mine, sizes);
   if (group.size() == 1) return {unflatten(0, flat, sizes, mine.wall_seconds, mine.peak_memory_bytes)};

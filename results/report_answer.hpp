@@ -1,0 +1,36 @@
+// The executive summary's opening: the answer to the question the study asks (do more
+// GPUs pay off here, from what model size, under weak and under strong scaling) in a
+// sentence or two, and one chart of speedup against parameter count per model family.
+// Apart from report_writer.cpp, which orders the sections.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "report_document.hpp"
+#include "report_plots.hpp"
+#include "study_analysis.hpp"
+
+namespace ddpscale {
+
+// The answer for one scaling mode ("weak" or "strong"), "" where the study compared none.
+// Exposed for the tests: the wording is the report's contract with its reader.
+std::string scaling_answer(const StudyAnalysis& analysis, const std::string& scaling);
+
+class AnswerText {
+ public:
+  using AddFigure = std::function<void(const LinePlot& plot, const std::string& caption)>;
+  AnswerText(const StudyAnalysis& analysis, ReportDocument& doc, AddFigure add_figure)
+      : a_(analysis), doc_(doc), add_figure_(std::move(add_figure)) {}
+
+  void write();
+
+ private:
+  void speedup_chart();
+
+  const StudyAnalysis& a_;
+  ReportDocument& doc_;
+  AddFigure add_figure_;
+};
+
+}  // namespace ddpscale
