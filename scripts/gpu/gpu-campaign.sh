@@ -5,7 +5,8 @@
 #   setsid nohup bash scripts/gpu/gpu-campaign.sh >/dev/null 2>&1 &     # start (or continue)
 #   bash scripts/gpu/gpu-campaign.sh --status                            # progress, logs to $OUT
 # Steps, in order, each skipped once its marker says done: build and GPU tests, the
-# allreduce sweep (only with CAMPAIGN_COMMBENCH=1), the cost of phase timing, eager ddpscale
+# allreduce sweep (only with CAMPAIGN_COMMBENCH=1) and nccl-tests' beside it (only with
+# NCCL_TESTS_SRC=<a copy of its source>), the cost of phase timing, eager ddpscale
 # against PyTorch DDP in paired rounds, eager against CUDA graphs with PyTorch DDP beside
 # them, the seed study, the threshold study, float32 against bfloat16, the kernels that make
 # up the GPU-busy floor (scripts/gpu/kernel-floor.sh), the threshold study under strong scaling.
@@ -64,6 +65,17 @@ sweep() {
   resume_sweep "$spec" "$campaign/studies/$name"
 }
 
+# nccl-tests' all_reduce_perf, built from NCCL_TESTS_SRC (a copy of github.com/NVIDIA/nccl-tests
+# carried to the machine: it has no network) against the system NCCL, for Hopper only (the
+# default builds every architecture, minutes of nvcc), then run over every GPU in one process.
+nccl_tests_allreduce() {
+  local build="$campaign/nccl-tests-build"
+  make -C "$NCCL_TESTS_SRC/src" -j "$JOBS" BUILDDIR="$build" NCCL_HOME=/usr CUDA_HOME=/usr/local/cuda \
+    NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" "$build/all_reduce_perf" >"$campaign/nccl-tests-build.log" 2>&1 ||
+    { tail -n 30 "$campaign/nccl-tests-build.log"; return 1; }
+  "$build/all_reduce_perf" -b 8 -e 2G -f 4 -g "$NRANKS"
+}
+
 if [ "${1:-}" = "--status" ]; then
   status
   exit 0
@@ -74,6 +86,8 @@ flock -n 9 || { log "a campaign is already running"; exit 0; }
 
 step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
 [ -n "${CAMPAIGN_COMMBENCH:-}" ] && step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
+# Right after commbench, so the two allreduce curves share the machine's state.
+[ -n "${NCCL_TESTS_SRC:-}" ] && step 02-nccl-tests nccl_tests_allreduce
 step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu/phase-timing-overhead.sh"
 step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" bash "$DDPSCALE_ROOT/scripts/gpu/gpu-benchmark.sh"
 step 04-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUILD_DIR="$BUILD_DIR" GRAPHS_TESTS=0 \
