@@ -57,7 +57,9 @@ int first_non_finite(const std::vector<float>& losses) {
 std::string replicas_disagree(const MpiGroup& group, std::pair<double, double> checksum) {
   const double mine[2] = {checksum.first, checksum.second};
   std::vector<double> all(static_cast<size_t>(group.size()) * 2);
-  DDPSCALE_MPI_CHECK(MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, group.handle()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Iallgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, group.handle(), &request));
+  wait_within_comm_timeout(request, "comparing the replicas' parameter checksums", WaitPolling::spin);
   std::string not_finite, differing;
   for (int r = 0; r < group.size(); ++r) {
     const double* theirs = &all[static_cast<size_t>(r) * 2];

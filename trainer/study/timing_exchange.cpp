@@ -54,11 +54,16 @@ std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTi
 
   const int n = group.size();
   std::vector<int64_t> all_sizes(static_cast<size_t>(n * kSeries));
-  DDPSCALE_MPI_CHECK(MPI_Gather(sizes.data(), kSeries, MPI_INT64_T, all_sizes.data(), kSeries, MPI_INT64_T, 0,
-                                group.handle()));
+  // The ranks finished the same run together: a peer missing here for --comm-timeout is gone.
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Igather(sizes.data(), kSeries, MPI_INT64_T, all_sizes.data(), kSeries, MPI_INT64_T, 0,
+                                 group.handle(), &request));
+  wait_within_comm_timeout(request, "gathering the run's timings to rank 0 (sizes)", WaitPolling::spin);
   double scalars[2] = {mine.wall_seconds, static_cast<double>(mine.peak_memory_bytes)};
   std::vector<double> all_scalars(static_cast<size_t>(n * 2));
-  DDPSCALE_MPI_CHECK(MPI_Gather(scalars, 2, MPI_DOUBLE, all_scalars.data(), 2, MPI_DOUBLE, 0, group.handle()));
+  DDPSCALE_MPI_CHECK(
+      MPI_Igather(scalars, 2, MPI_DOUBLE, all_scalars.data(), 2, MPI_DOUBLE, 0, group.handle(), &request));
+  wait_within_comm_timeout(request, "gathering the run's timings to rank 0 (wall time, peak memory)", WaitPolling::spin);
 
   std::vector<int> counts(static_cast<size_t>(n)), displs(static_cast<size_t>(n));
   int total = 0;
@@ -70,8 +75,9 @@ std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTi
     total += static_cast<int>(count);
   }
   std::vector<float> all_flat(group.rank() == 0 ? static_cast<size_t>(total) : 0);
-  DDPSCALE_MPI_CHECK(MPI_Gatherv(flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, all_flat.data(),
-                                 counts.data(), displs.data(), MPI_FLOAT, 0, group.handle()));
+  DDPSCALE_MPI_CHECK(MPI_Igatherv(flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, all_flat.data(),
+                                  counts.data(), displs.data(), MPI_FLOAT, 0, group.handle(), &request));
+  wait_within_comm_timeout(request, "gathering the run's timings to rank 0 (series)", WaitPolling::spin);
   if (group.rank() != 0) return {};
   std::vector<RankTimings> result;
   for (int r = 0; r < n; ++r) {
@@ -92,7 +98,9 @@ bool any_rank_failed(const MpiGroup& group, bool failed, std::string& message) {
 }
 
 double max_over_group(const MpiGroup& group, double value) {
-  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, group.handle()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, group.handle(), &request));
+  wait_within_comm_timeout(request, "finding the slowest rank's wall time of the run", WaitPolling::spin);
   return value;
 }
 
