@@ -35,12 +35,10 @@ std::array<double, kPhaseCount> run_phase_medians_us(const RunRecord& run) {
   return medians;
 }
 
-double slowest_calibration(const RunRecord& run, std::vector<float> RankTimings::*series) {
-  double slowest = kNaN;
-  for (const RankTimings& rank : run.ranks)
-    for (const float reading : rank.*series)
-      if (std::isfinite(reading) && !(reading <= slowest)) slowest = reading;
-  return slowest;
+double rank0_calibration(const RunRecord& run, std::vector<float> RankTimings::*series) {
+  if (run.ranks.empty() || (run.ranks.front().*series).empty()) return kNaN;
+  const float reading = (run.ranks.front().*series).front();
+  return std::isfinite(reading) ? reading : kNaN;
 }
 
 ConfigSummary summarize_config(const ConfigRecord& config) {
@@ -90,10 +88,10 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
     for (const RankTimings& rank : run.ranks)
       if (!rank.gpu_busy_us.empty() && !(rank.gpu_busy_us.front() >= least_busy)) least_busy = rank.gpu_busy_us.front();
     if (std::isfinite(least_busy)) busy.push_back(least_busy);
-    if (const double slowest = slowest_calibration(run, &RankTimings::calibration_host_us); std::isfinite(slowest))
-      calibration_host.push_back(slowest);
-    if (const double slowest = slowest_calibration(run, &RankTimings::calibration_device_us); std::isfinite(slowest))
-      calibration_device.push_back(slowest);
+    if (const double reading = rank0_calibration(run, &RankTimings::calibration_host_us); std::isfinite(reading))
+      calibration_host.push_back(reading);
+    if (const double reading = rank0_calibration(run, &RankTimings::calibration_device_us); std::isfinite(reading))
+      calibration_device.push_back(reading);
     const std::array<double, kPhaseCount> medians = run_phase_medians_us(run);
     for (size_t p = 0; p < medians.size(); ++p)
       if (std::isfinite(medians[p])) phase_medians[p].push_back(medians[p]);  // untimed phases stay out

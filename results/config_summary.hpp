@@ -26,9 +26,14 @@ std::vector<double> phase_per_step(const RunRecord& run, Phase phase);
 // a clock change) must not move a run's typical step.
 std::array<double, kPhaseCount> run_phase_medians_us(const RunRecord& run);
 
-// The largest of the ranks' readings of one calibration series (RankTimings::calibration_host_us
-// or calibration_device_us) in a run; NaN when no rank has one.
-double slowest_calibration(const RunRecord& run, std::vector<float> RankTimings::*series);
+// Rank 0's reading of one calibration series (RankTimings::calibration_host_us or
+// calibration_device_us) in a run; NaN where it has none. Rank 0, not the slowest rank: rank 0
+// is in every configuration's group (groups are the first N ranks), so the 1-rank and N-rank
+// halves of a speedup are compared on the same process and GPU, while the largest of N noisy
+// readings grows with N by itself (2 H200, 2026-11-23: the device-launch median of the
+// slowest rank was up to 30% above the 1-rank half's, rank 0's within 16%, in interleaved
+// pairs that met the same host).
+double rank0_calibration(const RunRecord& run, std::vector<float> RankTimings::*series);
 
 struct ConfigSummary {
   std::string id;
@@ -54,8 +59,7 @@ struct ConfigSummary {
   // (1,742 against 117 us per step). NaN where not measured.
   double gpu_busy_us = kNaN;
   // The host-drift calibration (RankTimings::calibration_*): median over the kept runs of
-  // the slowest rank's reading, in microseconds; NaN where the runs carry none. The slowest
-  // rank, because a step waits for it: a rank on a slowed core slows the configuration.
+  // rank 0's reading (rank0_calibration says why), in microseconds; NaN where none.
   double calibration_host_us = kNaN;
   double calibration_device_us = kNaN;
   // When the first and the last run started (Unix ms, rank 0's clock), over every run of

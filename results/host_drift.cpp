@@ -26,7 +26,7 @@ std::vector<DriftCheck> drift_checks(const StudyAnalysis& analysis, double thres
     check.n_device_us = n.calibration_device_us;
     check.device_ratio = n.calibration_device_us / one.calibration_device_us;
     if (!std::isfinite(check.host_ratio) && !std::isfinite(check.device_ratio)) continue;
-    check.drifted = drift_of(check.host_ratio) > threshold || drift_of(check.device_ratio) > threshold;
+    check.drifted = drift_of(check.host_ratio) > threshold;  // host only: see DriftCheck::drifted
     checks.push_back(check);
   }
   return checks;
@@ -35,8 +35,8 @@ std::vector<DriftCheck> drift_checks(const StudyAnalysis& analysis, double thres
 bool has_calibration(const std::vector<ConfigRecord>& configs) {
   for (const ConfigRecord& config : configs)
     for (const RunRecord& run : config.runs)
-      if (std::isfinite(slowest_calibration(run, &RankTimings::calibration_host_us)) ||
-          std::isfinite(slowest_calibration(run, &RankTimings::calibration_device_us)))
+      if (std::isfinite(rank0_calibration(run, &RankTimings::calibration_host_us)) ||
+          std::isfinite(rank0_calibration(run, &RankTimings::calibration_device_us)))
         return true;
   return false;
 }
@@ -47,8 +47,8 @@ std::vector<CalibrationPoint> calibration_timeline(const std::vector<ConfigRecor
     for (const RunRecord& run : config.runs) {
       if (run.start_unix_ms <= 0) continue;
       CalibrationPoint point;
-      point.host_us = slowest_calibration(run, &RankTimings::calibration_host_us);
-      point.device_us = slowest_calibration(run, &RankTimings::calibration_device_us);
+      point.host_us = rank0_calibration(run, &RankTimings::calibration_host_us);
+      point.device_us = rank0_calibration(run, &RankTimings::calibration_device_us);
       point.world_size = config.params.world_size;
       if (std::isfinite(point.host_us) || std::isfinite(point.device_us)) timed.emplace_back(run.start_unix_ms, point);
     }
