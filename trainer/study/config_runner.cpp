@@ -3,13 +3,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "check.hpp"
 #include "device_sampler.hpp"
 #include "engine/initial_model.hpp"
+#include "study/fault_injection.hpp"
 #include "study/host_calibration.hpp"
 #include "mpi_context.hpp"
 #include "study/timing_exchange.hpp"
@@ -81,19 +81,8 @@ std::string replicas_disagree(const MpiGroup& group, std::pair<double, double> c
 // first run's steps, before the checksum, as a broken reduction would leave it. Unset in
 // every real measurement; a set value is announced on stderr so it cannot go unnoticed.
 int fault_perturb_rank() {
-  static const int rank = [] {
-    const char* value = std::getenv("DDPSCALE_FAULT_PERTURB_RANK");
-    if (value == nullptr || *value == '\0') return -1;
-    char* end = nullptr;
-    const long parsed = std::strtol(value, &end, 10);
-    if (*end != '\0' || parsed < 0) {
-      std::fprintf(stderr, "ddpscale: DDPSCALE_FAULT_PERTURB_RANK='%s' is not a rank; ignored\n", value);
-      return -1;
-    }
-    std::fprintf(stderr, "ddpscale: fault injection: DDPSCALE_FAULT_PERTURB_RANK=%ld perturbs that rank's parameters "
-                         "after run 0\n", parsed);
-    return static_cast<int>(parsed);
-  }();
+  static const int rank =
+      fault_injection_rank("DDPSCALE_FAULT_PERTURB_RANK", "perturbs that rank's parameters after run 0");
   return rank;
 }
 

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -14,6 +13,7 @@
 #include "launch/cli_util.hpp"
 #include "commbench.hpp"
 #include "study/config_runner.hpp"
+#include "study/fault_injection.hpp"
 #include "study/memory_preflight.hpp"
 #include "launch/device_choice.hpp"
 #include "launch/launch_prologue.hpp"
@@ -61,19 +61,8 @@ void sweep_barrier(const MpiGroup& world, const std::string& name, bool did_the_
 // would; the other ranks must give up after --comm-timeout. Unset in every real
 // measurement; a set value is announced on stderr so it cannot go unnoticed.
 int fault_stall_rank() {
-  static const int rank = [] {
-    const char* value = std::getenv("DDPSCALE_FAULT_STALL_RANK");
-    if (value == nullptr || *value == '\0') return -1;
-    char* end = nullptr;
-    const long parsed = std::strtol(value, &end, 10);
-    if (*end != '\0' || parsed < 0) {
-      std::fprintf(stderr, "ddpscale: DDPSCALE_FAULT_STALL_RANK='%s' is not a rank; ignored\n", value);
-      return -1;
-    }
-    std::fprintf(stderr, "ddpscale: fault injection: DDPSCALE_FAULT_STALL_RANK=%ld stops that rank before the "
-                         "sweep's first barrier after a stored configuration\n", parsed);
-    return static_cast<int>(parsed);
-  }();
+  static const int rank = fault_injection_rank(
+      "DDPSCALE_FAULT_STALL_RANK", "stops that rank before the sweep's first barrier after a stored configuration");
   return rank;
 }
 
