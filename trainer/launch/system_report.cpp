@@ -6,6 +6,7 @@
 #include <ctime>
 #include <thread>
 
+#include "git_commit.hpp"  // generated at build time: DDPSCALE_GIT_COMMIT
 #include "gpu_info.hpp"
 #include "hdf5_library.hpp"
 #include "json_writer.hpp"
