@@ -6,6 +6,7 @@
 #include <set>
 
 #include "report_format.hpp"
+#include "report_thresholds.hpp"
 #include "thresholds.hpp"
 
 namespace ddpscale {
@@ -92,6 +93,10 @@ void AnswerText::write() {
 void AnswerText::speedup_chart() {
   std::set<std::string> scalings;
   for (const Comparison& c : a_.comparisons) scalings.insert(a_.configs[c.n_gpu].params.scaling);
+  const auto batch_of = [&](const Comparison& k) {
+    const ConfigParams& q = a_.configs[k.n_gpu].params;
+    return q.scaling == "weak" ? q.batch_per_rank : q.global_batch;
+  };
   std::map<std::string, std::map<std::string, const Comparison*>> chosen;  // series -> model -> comparison
   for (const Comparison& c : a_.comparisons) {
     const ConfigParams& p = a_.configs[c.n_gpu].params;
@@ -99,11 +104,7 @@ void AnswerText::speedup_chart() {
     std::string series = model_family(p.model) + ", " + std::to_string(p.world_size) + " ranks" +
                          exec_dtype_text(p.exec, p.dtype) + (scalings.size() > 1 ? ", " + p.scaling : "");
     const Comparison*& slot = chosen[series][p.model];
-    const auto batch_of = [&](const Comparison* k) {
-      const ConfigParams& q = a_.configs[k->n_gpu].params;
-      return q.scaling == "weak" ? q.batch_per_rank : q.global_batch;
-    };
-    if (!slot || batch_of(&c) > batch_of(slot)) slot = &c;
+    if (!slot || batch_of(c) > batch_of(*slot)) slot = &c;
   }
   if (chosen.empty()) return;
   LinePlot plot;
@@ -115,19 +116,11 @@ void AnswerText::speedup_chart() {
   plot.draw_reference_line = true;
   plot.reference_y = 1.0;
   for (const auto& [label, models] : chosen) {
-    std::vector<const Comparison*> points;
-    for (const auto& [model, c] : models) points.push_back(c);
-    std::sort(points.begin(), points.end(), [&](const Comparison* x, const Comparison* y) {
-      return a_.configs[x->n_gpu].params.parameters < a_.configs[y->n_gpu].params.parameters;
-    });
     PlotSeries s;
     s.label = label;
-    for (const Comparison* c : points) {
-      s.x.push_back(static_cast<double>(a_.configs[c->n_gpu].params.parameters));
-      s.y.push_back(c->speedup.speedup);
-      s.y_low.push_back(c->speedup.speedup_ci.valid() ? c->speedup.speedup_ci.low : c->speedup.speedup);
-      s.y_high.push_back(c->speedup.speedup_ci.valid() ? c->speedup.speedup_ci.high : c->speedup.speedup);
-    }
+    for (const auto& [model, c] : models)
+      add_speedup_point(s, static_cast<double>(a_.configs[c->n_gpu].params.parameters), c->speedup);
+    sort_by_x(s);
     plot.series.push_back(s);
   }
   add_figure_(plot, "Speedup of N ranks over 1 against the model's parameter count, one line per model family, at "

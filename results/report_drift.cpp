@@ -33,12 +33,6 @@ const DriftCheck* DriftText::check_of(size_t comparison) const {
   return nullptr;
 }
 
-size_t DriftText::flagged() const {
-  size_t count = 0;
-  for (const DriftCheck& check : checks_) count += check.drifted;
-  return count;
-}
-
 std::string DriftText::calibration_note(size_t comparison) const {
   const DriftCheck* check = check_of(comparison);
   if (!check) return "";
@@ -78,12 +72,11 @@ void DriftText::write_section() {
                    us_text(s.median) + " us, from " + us_text(s.min) + " to " + us_text(s.max) +
                    " us (slowest / fastest " + format_number(s.max / s.min, 3) + "x).");
   }
-  timeline_plot();
+  timeline_plot(points);
   halves_table();
 }
 
-void DriftText::timeline_plot() {
-  const std::vector<CalibrationPoint> points = calibration_timeline(configs_);
+void DriftText::timeline_plot(const std::vector<CalibrationPoint>& points) {
   for (const bool device : {false, true}) {
     std::map<int, PlotSeries> by_world;
     for (const CalibrationPoint& p : points) {

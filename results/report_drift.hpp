@@ -25,11 +25,9 @@ class DriftText {
   // For comparison i: "host calibration 1 → N rank(s): 812 → 640 us (21% apart, flagged)",
   // or "" where its halves carry no calibration.
   std::string calibration_note(size_t comparison) const;
-  // The flagged comparisons' count, for the executive summary.
-  size_t flagged() const;
 
  private:
-  void timeline_plot();
+  void timeline_plot(const std::vector<CalibrationPoint>& points);
   void halves_table();
   const DriftCheck* check_of(size_t comparison) const;
 

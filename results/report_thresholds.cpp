@@ -207,10 +207,7 @@ void ThresholdsText::speedup_plot(const ThresholdGroup& group) {
     if (!group.contains(p) || !std::isfinite(c.speedup.speedup)) continue;
     PlotSeries& s = by_batch[p.batch_per_rank];
     s.label = "batch " + std::to_string(p.batch_per_rank);
-    s.x.push_back(static_cast<double>(p.parameters));
-    s.y.push_back(c.speedup.speedup);
-    s.y_low.push_back(c.speedup.speedup_ci.valid() ? c.speedup.speedup_ci.low : c.speedup.speedup);
-    s.y_high.push_back(c.speedup.speedup_ci.valid() ? c.speedup.speedup_ci.high : c.speedup.speedup);
+    add_speedup_point(s, static_cast<double>(p.parameters), c.speedup);
   }
   LinePlot plot;
   plot.name = "speedup_vs_parameters_" + group.stem();
@@ -228,7 +225,15 @@ void ThresholdsText::speedup_plot(const ThresholdGroup& group) {
                    "the dashed line at 1.0 more ranks are faster");
 }
 
-void ThresholdsText::sort_by_x(PlotSeries& s) {
+void add_speedup_point(PlotSeries& series, double x, const ConfigSpeedup& speedup) {
+  const bool interval = speedup.speedup_ci.valid();
+  series.x.push_back(x);
+  series.y.push_back(speedup.speedup);
+  series.y_low.push_back(interval ? speedup.speedup_ci.low : speedup.speedup);
+  series.y_high.push_back(interval ? speedup.speedup_ci.high : speedup.speedup);
+}
+
+void sort_by_x(PlotSeries& s) {
   std::vector<size_t> order(s.x.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.x[a] < s.x[b]; });

@@ -18,6 +18,12 @@ namespace ddpscale {
 // The parameter count stored with a model's configurations (0 when none is).
 int64_t parameters_of(const StudyAnalysis& analysis, const std::string& model);
 
+// One speedup as a plot point at x, its 95% interval as the error bar (none where the
+// interval is not valid).
+void add_speedup_point(PlotSeries& series, double x, const ConfigSpeedup& speedup);
+// A series' points in ascending x, so the line is drawn left to right.
+void sort_by_x(PlotSeries& series);
+
 class ThresholdsText {
  public:
   using AddFigure = std::function<void(const LinePlot& plot, const std::string& caption)>;
@@ -38,7 +44,6 @@ class ThresholdsText {
   void pays_off_matrix(const ThresholdGroup& group);
   void measured_threshold_table(const ThresholdGroup& group);
   void speedup_plot(const ThresholdGroup& group);
-  static void sort_by_x(PlotSeries& s);
 
   const StudyAnalysis& a_;
   ReportDocument& doc_;
