@@ -132,19 +132,24 @@ std::vector<ModelDescription> validate_configs(const std::vector<SweepConfig>& c
 
 // The memory pre-flight of every configuration before the first run: a study that would
 // be OOM-killed in its 40th configuration is refused now, naming every one that does not
-// fit (with the first one's numbers), unless --no-memory-check.
+// fit (with the first one's numbers), unless --no-memory-check. The machine is read once per
+// world size (what ranks share depends on it), not once per configuration.
 void check_configs_fit_in_memory(const std::vector<SweepConfig>& configs, const std::vector<ModelDescription>& models,
                                  const MpiContext& mpi, const DeviceChoice& device, bool enabled) {
+  if (!enabled) return;
+  std::map<int, FreeMemory> free_by_world;
   std::vector<std::string> misfits;
   std::string first_reason;
   for (size_t i = 0; i < configs.size(); ++i) {
-    try {
-      check_memory_fits(models[i], configs[i].options, configs[i].options.world_size, mpi, device, enabled);
-    } catch (const UsageError& e) {
-      misfits.push_back(configs[i].options.model + " batch " + std::to_string(configs[i].options.batch) + " world " +
-                        std::to_string(configs[i].options.world_size));
-      if (first_reason.empty()) first_reason = e.what();
-    }
+    const int world = configs[i].options.world_size;
+    if (mpi.rank() >= world) continue;  // this rank trains nothing there
+    auto free = free_by_world.find(world);
+    if (free == free_by_world.end()) free = free_by_world.emplace(world, read_free_memory(mpi, device, world)).first;
+    const MemoryVerdict verdict = preflight_verdict(models[i], configs[i].options, world, free->second, true);
+    if (verdict.fits) continue;
+    misfits.push_back(configs[i].options.model + " batch " + std::to_string(configs[i].options.batch) + " world " +
+                      std::to_string(world));
+    if (first_reason.empty()) first_reason = verdict.message;
   }
   if (misfits.empty()) return;
   std::string names;
