@@ -35,5 +35,14 @@ fi
 DDPSCALE_BIN="$BUILD_DIR/trainer/ddpscale"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader)
 
+# build_nccl_tests_allreduce DIR: nccl-tests' all_reduce_perf into DIR, built from
+# NCCL_TESTS_SRC (a copy of github.com/NVIDIA/nccl-tests carried to the GPU machine: it has no
+# network) against the system NCCL, for Hopper only (the default builds every architecture:
+# minutes of nvcc).
+build_nccl_tests_allreduce() {
+  make -C "$NCCL_TESTS_SRC/src" -j "$JOBS" BUILDDIR="$1" NCCL_HOME=/usr CUDA_HOME=/usr/local/cuda \
+    NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" "$1/all_reduce_perf"
+}
+
 # resume_sweep SPEC OUT: the study SPEC on every rank, continuing whatever OUT already holds.
 resume_sweep() { "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep "$1" --out "$2" --resume; }

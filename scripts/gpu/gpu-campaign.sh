@@ -65,13 +65,11 @@ sweep() {
   resume_sweep "$spec" "$campaign/studies/$name"
 }
 
-# nccl-tests' all_reduce_perf, built from NCCL_TESTS_SRC (a copy of github.com/NVIDIA/nccl-tests
-# carried to the machine: it has no network) against the system NCCL, for Hopper only (the
-# default builds every architecture, minutes of nvcc), then run over every GPU in one process.
+# nccl-tests' all_reduce_perf (common.sh builds it from NCCL_TESTS_SRC), run over every GPU in
+# one process.
 nccl_tests_allreduce() {
   local build="$campaign/nccl-tests-build"
-  make -C "$NCCL_TESTS_SRC/src" -j "$JOBS" BUILDDIR="$build" NCCL_HOME=/usr CUDA_HOME=/usr/local/cuda \
-    NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" "$build/all_reduce_perf" >"$campaign/nccl-tests-build.log" 2>&1 ||
+  build_nccl_tests_allreduce "$build" >"$campaign/nccl-tests-build.log" 2>&1 ||
     { tail -n 30 "$campaign/nccl-tests-build.log"; return 1; }
   "$build/all_reduce_perf" -b 8 -e 2G -f 4 -g "$NRANKS"
 }

@@ -23,8 +23,7 @@ mark_done() { echo "$2 s, finished $(date -u +%FT%TZ)" >"$work/$1.done"; }
 
 build_nccl_tests() {
   [ -n "${NCCL_TESTS_SRC:-}" ] && [ "$DDPSCALE_MODE" = gpu ] || return 0
-  make -C "$NCCL_TESTS_SRC/src" -j "$JOBS" BUILDDIR="$work/nccl-tests" NCCL_HOME=/usr CUDA_HOME=/usr/local/cuda \
-    NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" "$work/nccl-tests/all_reduce_perf"
+  build_nccl_tests_allreduce "$work/nccl-tests"
 }
 
 if ! done_marker build; then
