@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include "check.hpp"
 #include "communicator.hpp"
@@ -500,9 +501,9 @@ TEST(GraphMode, SameParametersAsEagerAfterKSteps) {
   }
 }
 
-// One rank, no reducer: the captured step keeps every gradient in one flat buffer
-// (use_flat_gradients) and must still give eager's parameters, in float64 to
-// kIdentityTolerance. Runs on a 1-GPU machine too.
+// One rank, no reducer: the captured step takes autograd's gradient tensors from the graph's
+// memory pool, as eager takes them from the allocator, and must give eager's parameters, in
+// float64 to kIdentityTolerance. Runs on a 1-GPU machine too.
 TEST(GraphMode, OneRankSameParametersAsEager) {
   SKIP_WITHOUT_OWN_DEVICE();
   for (const char* optimizer : {"sgd", "adam"}) {
@@ -552,6 +553,38 @@ TEST(GraphMode, DropoutDiffersFromReplayToReplay) {
   ASSERT_EQ(with.size(), 4u);
   EXPECT_NE(with[0], with[1]);
   EXPECT_NE(with[1], with[2]);
+}
+
+// One rank, graph: .grad is reset before the captured backward, so autograd hands its
+// gradients over and the replayed step launches no gradient-accumulation add (12 of them in
+// mlp-large's graph before, docs/benchmarks.md). mlp-medium has no other elementwise add:
+// Linear adds its bias inside the GEMM and Adam's step count uses a foreach kernel, so any
+// CUDAFunctor_add in the table would be an accumulation.
+TEST(GraphMode, OneRankReplayLaunchesNoGradientAccumulation) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  TempDir dir;
+  SessionSetup setup;
+  setup.options = deterministic_options(25, 1, true);
+  setup.options.optimizer = "adam";
+  setup.options.exec = "graph";
+  setup.options.steps = 5;
+  setup.options.gpu_busy_steps = 10;
+  setup.options.gpu_kernels = (dir.path() / "graph").string();
+  setup.device = test_device();
+  TrainingSession session(setup);
+  RankTimings timings;
+  std::vector<float> losses;
+  session.run(timings, losses);
+  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded nothing";
+  std::ifstream table(kernel_table_path(setup.options.gpu_kernels, 0));
+  ASSERT_TRUE(table.good());
+  std::string line;
+  int kernels = 0;
+  while (std::getline(table, line)) {
+    ++kernels;
+    EXPECT_EQ(line.find("CUDAFunctor_add"), std::string::npos) << line.substr(0, 160);
+  }
+  EXPECT_GT(kernels, 5);  // header + GEMMs, ReLUs, loss, Adam: the table is not empty
 }
 
 // The profiler must see the kernels inside a replayed graph too, or graph mode would have

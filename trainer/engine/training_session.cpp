@@ -130,7 +130,6 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
     reducer_->broadcast_parameters();
   }
-  if (!reducer_ && captured_) use_flat_gradients();
   // Dropout differs per rank, as it does in real data-parallel training.
   torch::manual_seed(run_seed * 1000003ULL + static_cast<uint64_t>(setup_.rank) + 1);
   zero_gradients();
@@ -142,26 +141,14 @@ std::vector<torch::Tensor> TrainingSession::parameters() const { return paramete
 
 size_t TrainingSession::bucket_count() const { return reducer_ ? reducer_->bucket_count() : 0; }
 
-// --exec graph on one rank: one buffer for all gradients, as the reducer's buckets are, so
-// the captured step zeroes them in one kernel and replays fixed addresses.
-void TrainingSession::use_flat_gradients() {
-  int64_t total = 0;
-  for (const auto& p : parameters_) total += p.numel();
-  flat_gradients_ = torch::zeros({total}, parameters_.front().options().requires_grad(false));
-  int64_t offset = 0;
-  for (auto& p : parameters_) {
-    p.mutable_grad() = flat_gradients_.narrow(0, offset, p.numel()).view(p.sizes());
-    offset += p.numel();
-  }
-}
-
-// Eager on one rank resets every .grad instead, as PyTorch's zero_grad(set_to_none=True)
-// does: autograd then hands over its own gradient tensors, no zero and no add kernels.
+// One rank resets every .grad, eager and graph alike, as PyTorch's zero_grad(set_to_none=True)
+// does: autograd then hands over its own gradient tensors, with no zero fill and no add
+// kernel. Inside a capture those tensors come from the graph's private memory pool, so
+// every replay writes them at the same addresses and the captured optimizer reads them
+// there; the reset itself is host work only and leaves nothing in the graph.
 void TrainingSession::zero_gradients() {
   if (reducer_) {
     reducer_->prepare_for_backward();
-  } else if (flat_gradients_.defined()) {
-    flat_gradients_.zero_();
   } else {
     for (auto& p : parameters_) p.mutable_grad().reset();
   }

@@ -71,13 +71,11 @@ class TrainingSession {
   void untimed_step();
   void measure_gpu_busy(int steps, RankTimings& timings);
   void zero_gradients();
-  void use_flat_gradients();
 
   SessionSetup setup_;
   bool bf16_autocast_;  // --dtype bfloat16, decided once instead of by a string compare per step
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;
-  torch::Tensor flat_gradients_;    // graph on one rank: every .grad is a view into it, zeroed at once
   std::vector<torch::Tensor> parameters_;  // the model's trainable ones, gathered once: optimizer, gradients, checksum
   std::vector<torch::Tensor> buffers_;     // broadcast from rank 0 before each forward (world size > 1)
   std::unique_ptr<StepClock> clock_;
