@@ -1,5 +1,7 @@
 #include "encoder_block.hpp"
 
+#include <torch/version.h>
+
 #include <cmath>
 
 namespace ddpscale {
@@ -28,17 +30,32 @@ EncoderBlockImpl::EncoderBlockImpl(const EncoderBlockShape& shape) : shape_(shap
 
 torch::Tensor EncoderBlockImpl::self_attention(const torch::Tensor& x) {
   const int64_t batch = x.size(0), sequence = x.size(1), d = shape_.d_model, heads = shape_.heads;
-  const int64_t head_dim = d / heads;
-  const auto qkv = torch::nn::functional::linear(x, in_proj_weight_, in_proj_bias_).chunk(3, -1);
-  // [batch, sequence, d] -> [batch, heads, sequence, head_dim]
-  auto split_heads = [&](const torch::Tensor& t) { return t.view({batch, sequence, heads, head_dim}).transpose(1, 2); };
-  const auto q = split_heads(qkv[0]) * (1.0 / std::sqrt(static_cast<double>(head_dim)));
-  const auto k = split_heads(qkv[1]), v = split_heads(qkv[2]);
-  auto weights = torch::softmax(torch::matmul(q, k.transpose(-2, -1)), -1);
-  weights = maybe_dropout(weights);
-  const auto context = torch::matmul(weights, v).transpose(1, 2).reshape({batch, sequence, d});
-  return out_proj_->forward(context);
+  // One projection, then views only: [batch, sequence, 3d] -> 3 x [batch, heads, sequence,
+  // head_dim], each with its last dimension contiguous, as the fused attention kernels need.
+  const auto qkv = torch::nn::functional::linear(x, in_proj_weight_, in_proj_bias_)
+                       .view({batch, sequence, 3, heads, d / heads})
+                       .permute({2, 0, 3, 1, 4})
+                       .unbind(0);
+  const auto context = attention(qkv[0], qkv[1], qkv[2]);  // [batch, heads, sequence, head_dim]
+  return out_proj_->forward(context.transpose(1, 2).reshape({batch, sequence, d}));
 }
+
+#if TORCH_VERSION_MAJOR >= 2
+// softmax(q k^T / sqrt(head_dim)) v with dropout on the weights, in one fused kernel
+// forward and one backward where the GPU has one (memory-efficient attention for float32),
+// where the written-out form below launches about eight forward and twelve backward
+// kernels per block: the seed transformer's eager step is bound by the host issuing them.
+torch::Tensor EncoderBlockImpl::attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, is_training() ? shape_.dropout : 0.0);
+}
+#else
+// LibTorch 1.x has no public fused attention: the same function written out.
+torch::Tensor EncoderBlockImpl::attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  auto weights = torch::softmax(torch::matmul(q * scale, k.transpose(-2, -1)), -1);
+  return torch::matmul(maybe_dropout(weights), v);
+}
+#endif
 
 // No dropout kernel at all when dropout is off: the small models are launch-bound.
 torch::Tensor EncoderBlockImpl::maybe_dropout(const torch::Tensor& x) {

@@ -26,6 +26,9 @@ class EncoderBlockImpl : public torch::nn::Module {
 
  private:
   torch::Tensor self_attention(const torch::Tensor& x);
+  // Scaled dot-product attention over [batch, heads, sequence, head_dim], with dropout on
+  // the attention weights while training.
+  torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
   torch::Tensor maybe_dropout(const torch::Tensor& x);
 
   EncoderBlockShape shape_;
