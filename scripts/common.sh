@@ -32,7 +32,8 @@ else
   BUILD_DIR="${BUILD_DIR:-$DDPSCALE_ROOT/build}"
   NRANKS="${NRANKS:-2}"
 fi
-DDPSCALE_BIN="$BUILD_DIR/trainer/ddpscale"
+# A preset DDPSCALE_BIN runs another build (scripts/gpu/step-anatomy.sh compares two).
+DDPSCALE_BIN="${DDPSCALE_BIN:-$BUILD_DIR/trainer/ddpscale}"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader)
 
 # build_nccl_tests_allreduce DIR: nccl-tests' all_reduce_perf into DIR, built from
