@@ -28,16 +28,16 @@ EncoderBlockImpl::EncoderBlockImpl(const EncoderBlockShape& shape) : shape_(shap
   norm2_ = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})));
 }
 
-torch::Tensor EncoderBlockImpl::self_attention(const torch::Tensor& x) {
-  const int64_t batch = x.size(0), sequence = x.size(1), d = shape_.d_model, heads = shape_.heads;
-  // One projection, then views only: [batch, sequence, 3d] -> 3 x [batch, heads, sequence,
+torch::Tensor EncoderBlockImpl::self_attention(const torch::Tensor& rows, int64_t batch, int64_t sequence) {
+  const int64_t d = shape_.d_model, heads = shape_.heads;
+  // One projection, then views only: [batch * sequence, 3d] -> 3 x [batch, heads, sequence,
   // head_dim], each with its last dimension contiguous, as the fused attention kernels need.
-  const auto qkv = torch::nn::functional::linear(x, in_proj_weight_, in_proj_bias_)
+  const auto qkv = torch::nn::functional::linear(rows, in_proj_weight_, in_proj_bias_)
                        .view({batch, sequence, 3, heads, d / heads})
                        .permute({2, 0, 3, 1, 4})
                        .unbind(0);
   const auto context = attention(qkv[0], qkv[1], qkv[2]);  // [batch, heads, sequence, head_dim]
-  return out_proj_->forward(context.transpose(1, 2).reshape({batch, sequence, d}));
+  return out_proj_->forward(context.transpose(1, 2).reshape({batch * sequence, d}));
 }
 
 #if TORCH_VERSION_MAJOR >= 2
@@ -62,10 +62,14 @@ torch::Tensor EncoderBlockImpl::maybe_dropout(const torch::Tensor& x) {
   return shape_.dropout > 0 ? torch::dropout(x, shape_.dropout, is_training()) : x;
 }
 
+// Every Linear and LayerNorm works on [batch * sequence, d] rows, so each Linear is one
+// addmm, its bias added inside the GEMM; on [batch, sequence, d] LibTorch 2.11 launched a
+// GEMM and a separate bias add per Linear (docs/benchmarks.md, issue 19).
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
-  const auto h = norm1_->forward(x + maybe_dropout(self_attention(x)));
+  const auto rows = x.reshape({-1, shape_.d_model});
+  const auto h = norm1_->forward(rows + maybe_dropout(self_attention(rows, x.size(0), x.size(1))));
   const auto mlp = linear2_->forward(maybe_dropout(torch::relu(linear1_->forward(h))));
-  return norm2_->forward(h + maybe_dropout(mlp));
+  return norm2_->forward(h + maybe_dropout(mlp)).view(x.sizes());
 }
 
 }  // namespace ddpscale

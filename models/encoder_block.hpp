@@ -25,7 +25,8 @@ class EncoderBlockImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
-  torch::Tensor self_attention(const torch::Tensor& x);
+  // rows: the block's input as [batch * sequence, d_model]; returns the same layout.
+  torch::Tensor self_attention(const torch::Tensor& rows, int64_t batch, int64_t sequence);
   // Scaled dot-product attention over [batch, heads, sequence, head_dim], with dropout on
   // the attention weights while training.
   torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
