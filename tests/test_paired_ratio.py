@@ -7,7 +7,14 @@
   undecided against 1.5 (worked by hand).
 - mlp b16 on 1 GPU: 1.2x in every round -> no.
 - mlp b32 on 1 GPU: measured in round 1 only -> n/a, undecided (one round).
-A CUDA-graph row must be ignored: the paired comparison is about eager training.
+These PyTorch lines carry no variant (written before variants existed): they are judged as
+"eager-foreach" against ddpscale's eager rows, and the graph row gets an unjudged table only.
+A second set of three rounds has variants, with known answers against the targets 1.5 and 1.0:
+- transformer b32 eager: 1.2x PyTorch "eager" in every round -> no; against "eager-foreach"
+  (also in the rounds, 1.5x) only the unjudged table shows it.
+- mlp b8 graph: ratios 0.98, 1.00, 1.02 -> log mean 0, sd 0.02 (logs -0.0202, 0, 0.0198);
+  t(0.975, 2) = 4.303 -> undecided against 1.0 (about [0.95, 1.05]).
+- mlp b128 graph: 0.90 in every round -> no.
 Exit 0 pass, 1 fail.
 """
 import csv
@@ -45,6 +52,41 @@ def write_round(directory, index):
             f.write(json.dumps({"model": model, "batch_per_gpu": batch, "world_size": world, "samples_per_s": sps}) + "\n")
 
 
+def write_variant_round(directory, index):
+    os.makedirs(os.path.join(directory, "report"))
+    graph_b8 = [0.98, 1.00, 1.02][index]
+    rows = [("transformer", 32, "eager", 120.0, {"eager": 100.0, "eager-foreach": 80.0}),
+            ("mlp", 8, "graph", 1000.0 * graph_b8, {"graph": 1000.0}),
+            ("mlp", 128, "graph", 900.0, {"graph": 1000.0})]
+    with open(os.path.join(directory, "report", "summary.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, ["model", "batch_per_rank", "world_size", "exec", "samples_per_s_median"])
+        w.writeheader()
+        for model, batch, mode, sps, _ in rows:
+            w.writerow({"model": model, "batch_per_rank": batch, "world_size": 1, "exec": mode,
+                        "samples_per_s_median": sps})
+    with open(os.path.join(directory, "pytorch-1gpu.jsonl"), "w") as f:
+        for model, batch, _, _, theirs in rows:
+            for variant, sps in theirs.items():
+                f.write(json.dumps({"model": model, "batch_per_gpu": batch, "world_size": 1, "variant": variant,
+                                    "samples_per_s": sps}) + "\n")
+
+
+def check_variants(tmp):
+    rounds = [os.path.join(tmp, f"variant-round-{i + 1}") for i in range(3)]
+    for i, directory in enumerate(rounds):
+        write_variant_round(directory, i)
+    out = subprocess.run([sys.executable, SCRIPT, *rounds], capture_output=True, text=True, check=True).stdout
+    print(out)
+    expected = ["### ddpscale eager against PyTorch eager (judged: at least 1.5x)",
+                "| transformer | 32 | 1 | 3 | 1.20, 1.20, 1.20 | 1.20x [1.20, 1.20] | no |",
+                "### ddpscale graph against PyTorch graph (judged: at least 1x)",
+                "| mlp | 8 | 1 | 3 | 0.98, 1.00, 1.02 | 1.00x [0.95, 1.05] | undecided |",
+                "| mlp | 128 | 1 | 3 | 0.90, 0.90, 0.90 | 0.90x [0.90, 0.90] | no |",
+                "### ddpscale eager against PyTorch eager-foreach (not judged)",
+                "| transformer | 32 | 1 | 3 | 1.50, 1.50, 1.50 | 1.50x [1.50, 1.50] |"]
+    return [line for line in expected if line not in out]
+
+
 def main():
     tmp = tempfile.mkdtemp()
     rounds = [os.path.join(tmp, f"round-{i + 1}") for i in range(len(DRIFT))]
@@ -58,6 +100,7 @@ def main():
                 "| mlp | 8 | 2 | 4 | 1.11, 1.35, 1.22, 1.49 | 1.28x [1.05, 1.58] | undecided |",
                 "4 configurations over 4 rounds: 1 yes, 1 no, 2 undecided"]
     missing = [line for line in expected if line not in out]
+    missing += check_variants(tmp)
     for line in missing:
         print("missing:", line)
     return 1 if missing else 0

@@ -24,15 +24,31 @@ def read_ddpscale(path):
     return rows
 
 
-def read_pytorch(paths):
+# Lines written before the reference had variants timed Adam's default (foreach) with
+# zero_grad(set_to_none=False): scripts/gpu/pytorch_ddp_reference.py calls that eager-foreach.
+OLD_DEFAULT_VARIANT = "eager-foreach"
+
+
+def read_pytorch_variants(paths):
+    """{(model, batch per GPU, world size, variant): JSON line} from the reference's output."""
     rows = {}
     for path in paths:
         with open(path) as f:
             for line in f:
                 if line.startswith("{"):
                     r = json.loads(line)
-                    rows[(r["model"], int(r["batch_per_gpu"]), int(r["world_size"]))] = r
+                    variant = r.get("variant", OLD_DEFAULT_VARIANT)
+                    rows[(r["model"], int(r["batch_per_gpu"]), int(r["world_size"]), variant)] = r
     return rows
+
+
+def read_pytorch(paths, variant=None):
+    """{(model, batch per GPU, world size): JSON line} of one variant: the one asked for, else
+    PyTorch's fastest eager step ("eager") where measured, else the old default."""
+    rows = read_pytorch_variants(paths)
+    if variant is None:
+        variant = "eager" if any(k[3] == "eager" for k in rows) else OLD_DEFAULT_VARIANT
+    return {k[:3]: r for k, r in rows.items() if k[3] == variant}
 
 
 def number(row, column):

@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-"""ddpscale eager against PyTorch DDP, paired round by round (scripts/gpu/gpu-benchmark.sh).
+"""ddpscale against PyTorch, paired round by round (scripts/gpu/gpu-benchmark.sh).
 
-Usage: paired_ratio.py [--target 1.5] ROUND_DIR [ROUND_DIR ...]
+Usage: paired_ratio.py [--target-eager 1.5] [--target-graph 1.0] ROUND_DIR [ROUND_DIR ...]
 Each ROUND_DIR holds one round: report/summary.csv (`ddpscale report` of that round's
-ddpscale sweep) and pytorch-*.jsonl (scripts/gpu/pytorch_ddp_reference.py on 1 and 2 GPUs),
-measured back to back. An eager step is host work, and on the GPU machine the host's speed
-drifts by up to 2.5x within minutes (docs/benchmarks.md, 2026-11-23), so medians taken
-minutes apart compare the drift, not the programs. Within a round both sides meet the same
-host; the rounds run in the order ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady
-drift favours neither side.
+ddpscale sweep) and pytorch-*.jsonl (scripts/gpu/pytorch_ddp_reference.py), measured back to
+back. An eager step is host work, and on the GPU machine the host's speed drifts by up to
+2.5x within minutes (docs/benchmarks.md, 2026-11-23), so medians taken minutes apart compare
+the drift, not the programs. Within a round both sides meet the same host; the rounds run in
+the order ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither side.
 
+Two judged comparisons: ddpscale's eager step against PyTorch's variant "eager" (fused Adam,
+set_to_none; lines without a variant, from before variants existed, are "eager-foreach" and
+are judged in its place when a round has no "eager" line), and ddpscale's graph step
+(--exec graph) against PyTorch's "graph" (the whole step captured with torch.cuda.graph).
 Per configuration (model, batch per GPU, GPUs) and round: r = ddpscale's median samples/s
 over its runs / PyTorch's. Over rounds: the geometric mean of r with a 95% t-interval on
 log r (df = rounds - 1). Verdict against the target: "yes" when the interval's lower end is
-at or above it, "no" when its upper end is below, else "undecided". Standard library only.
+at or above it, "no" when its upper end is below, else "undecided". Every other PyTorch
+variant in the rounds (compile-*, eager-foreach) gets an unjudged table of the same ratios.
+Standard library only.
 """
 import argparse
 import glob
@@ -22,7 +27,7 @@ import os
 import statistics
 import sys
 
-from compare_with_pytorch import read_ddpscale, read_pytorch  # this script's folder is on sys.path
+from compare_with_pytorch import OLD_DEFAULT_VARIANT, read_ddpscale, read_pytorch_variants  # this script's folder is on sys.path
 
 # Two-sided 95% quantiles t(0.975, df), df = 1..30 (any statistics textbook's t table, e.g.
 # NIST/SEMATECH e-Handbook 1.3.6.7.2); the normal 1.960 beyond.
@@ -35,14 +40,17 @@ def t975(df):
 
 
 def read_round(directory):
-    """{(model, batch, world): (ours, theirs)} for the configurations both sides measured."""
+    """{(mode, variant): {(model, batch, world): (ours, theirs)}}: every pairing of ddpscale's
+    exec mode with a PyTorch variant that both sides measured in this round."""
     ours = read_ddpscale(os.path.join(directory, "report", "summary.csv"))
-    theirs = read_pytorch(sorted(glob.glob(os.path.join(directory, "pytorch-*.jsonl"))))
+    theirs = read_pytorch_variants(sorted(glob.glob(os.path.join(directory, "pytorch-*.jsonl"))))
     pairs = {}
-    for key, reference in theirs.items():
-        row = ours.get(key + ("eager",))
-        if row and row["samples_per_s_median"]:
-            pairs[key] = (float(row["samples_per_s_median"]), float(reference["samples_per_s"]))
+    for (model, batch, world, variant), reference in theirs.items():
+        for mode in ("eager", "graph"):
+            row = ours.get((model, batch, world, mode))
+            if row and row["samples_per_s_median"]:
+                pairs.setdefault((mode, variant), {})[(model, batch, world)] = (
+                    float(row["samples_per_s_median"]), float(reference["samples_per_s"]))
     return pairs
 
 
@@ -66,10 +74,49 @@ def verdict(low, high, target):
     return "undecided"
 
 
+def judged_pairings(rounds):
+    """The (mode, PyTorch variant) pairs to judge: eager against "eager" (else the old default
+    "eager-foreach" for rounds measured before variants existed), graph against "graph"."""
+    present = set().union(*rounds)
+    eager_reference = "eager" if ("eager", "eager") in present else OLD_DEFAULT_VARIANT
+    return [p for p in (("eager", eager_reference), ("graph", "graph")) if p in present]
+
+
+def print_table(rounds, pairing, target):
+    """One table of per-round ratios for a (mode, variant) pairing; returns the verdict counts."""
+    per_round = [r.get(pairing, {}) for r in rounds]
+    keys = sorted(set().union(*per_round), key=lambda k: (k[0], k[2], k[1]))
+    judged = target is not None
+    verdict_column = f" at least {target:g}x? |" if judged else ""
+    print(f"| model | batch/GPU | GPUs | rounds | ddpscale / PyTorch per round | geometric mean [95% CI] |{verdict_column}")
+    print("|---|---:|---:|---:|---|---|" + ("---|" if judged else ""))
+    counts = {}
+    for key in keys:
+        ratios = [r[key][0] / r[key][1] for r in per_round if key in r]
+        mean, low, high = paired_ratio(ratios)
+        interval = "n/a" if low != low else f"[{low:.2f}, {high:.2f}]"
+        cells = f"| {key[0]} | {key[1]} | {key[2]} | {len(ratios)} | {', '.join(f'{r:.2f}' for r in ratios)} | " \
+                f"{mean:.2f}x {interval} |"
+        if judged:
+            answer = verdict(low, high, target)
+            counts[answer.split(" ")[0]] = counts.get(answer.split(" ")[0], 0) + 1
+            cells += f" {answer} |"
+        print(cells)
+    print()
+    if judged:
+        print(f"{len(keys)} configurations over {len(rounds)} rounds: " +
+              ", ".join(f"{counts.get(k, 0)} {k}" for k in ("yes", "no", "undecided")))
+        print()
+    return counts
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("rounds", nargs="+", help="round folders (report/summary.csv and pytorch-*.jsonl in each)")
-    parser.add_argument("--target", type=float, default=1.5, help="ratio to judge against (default 1.5)")
+    parser.add_argument("--target-eager", type=float, default=1.5,
+                        help="eager ratio to judge against (default 1.5)")
+    parser.add_argument("--target-graph", type=float, default=1.0,
+                        help="graph ratio to judge against (default 1.0: not behind)")
     args = parser.parse_args(argv)
     rounds = []
     for directory in args.rounds:
@@ -77,24 +124,19 @@ def main(argv):
             rounds.append(read_round(directory))
         except OSError as e:
             print(f"paired_ratio: skipping round {directory}: {e}", file=sys.stderr)
-    if not rounds:
+    if not rounds or not any(rounds):
         print("paired_ratio: no readable round", file=sys.stderr)
         return 1
-    keys = sorted(set().union(*rounds), key=lambda k: (k[0], k[2], k[1]))
-    print(f"| model | batch/GPU | GPUs | rounds | eager / PyTorch per round | geometric mean [95% CI] | at least {args.target:g}x? |")
-    print("|---|---:|---:|---:|---|---|---|")
-    counts = {}
-    for key in keys:
-        ratios = [r[key][0] / r[key][1] for r in rounds if key in r]
-        mean, low, high = paired_ratio(ratios)
-        answer = verdict(low, high, args.target)
-        counts[answer.split(" ")[0]] = counts.get(answer.split(" ")[0], 0) + 1
-        interval = "n/a" if low != low else f"[{low:.2f}, {high:.2f}]"
-        per_round = ", ".join(f"{r:.2f}" for r in ratios)
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {len(ratios)} | {per_round} | {mean:.2f}x {interval} | {answer} |")
-    print()
-    print(f"{len(keys)} configurations over {len(rounds)} rounds: " +
-          ", ".join(f"{counts.get(k, 0)} {k}" for k in ("yes", "no", "undecided")))
+    targets = {"eager": args.target_eager, "graph": args.target_graph}
+    judged = judged_pairings(rounds)
+    for mode, variant in judged:
+        print(f"### ddpscale {mode} against PyTorch {variant} (judged: at least {targets[mode]:g}x)")
+        print()
+        print_table(rounds, (mode, variant), targets[mode])
+    for pairing in sorted(set().union(*rounds) - set(judged)):
+        print(f"### ddpscale {pairing[0]} against PyTorch {pairing[1]} (not judged)")
+        print()
+        print_table(rounds, pairing, None)
     return 0
 
 

@@ -1,12 +1,26 @@
 #!/usr/bin/env python3
-"""PyTorch's own DistributedDataParallel on the same models, batch sizes, optimizer and
-bucket size as `ddpscale train`, so the two can be measured side by side in one session.
+"""PyTorch on the same models, batch sizes, optimizer and data as `ddpscale train`, so the two
+can be measured side by side in one session (scripts/gpu/gpu-benchmark.sh pairs them).
 
 Launch (one process per GPU):
-    torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py \
-        --model mlp-large --batch 8 16 32 64 128 --runs 3
+    python3 scripts/gpu/pytorch_ddp_reference.py --model lstm transformer --batch 32 128 \
+        --variant eager graph
+    torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py --model mlp-large
 World size 1 trains without the DDP wrapper, as ddpscale does. Prints one JSON line per
-(model, batch): median over runs of ms/step and samples/s, with every run's value.
+(model, batch, variant): median over runs of ms/step and samples/s, with every run's value.
+
+Variants (what a PyTorch user who cares about speed can run):
+  eager                    Adam(fused=True), zero_grad(set_to_none=True): PyTorch's fastest eager step
+  eager-foreach            Adam's default (foreach) and zero_grad(set_to_none=False): the reference
+                           of the earlier sessions, kept to compare with their figures
+  graph                    the whole step (forward, backward, fused capturable Adam) captured once
+                           with torch.cuda.graph and replayed (1 GPU only)
+  compile-default          torch.compile(model), fused Adam
+  compile-reduce-overhead  torch.compile(model, mode="reduce-overhead") (CUDA graphs inside), fused Adam
+The compile variants report their compile time (first steps) apart from the measured steps.
+--kernels PREFIX writes, per (model, batch, variant), the GPU time of every kernel in 20 more
+steps, in the format of `ddpscale train --gpu-kernels` (scripts/analysis/kernel_side_by_side.py
+puts the two side by side).
 """
 import argparse
 import json
@@ -23,6 +37,11 @@ MLP_SHAPES = {
     "mlp-medium": (799, [256, 128, 64], 192, 0.2),        # 258,432 parameters
     "mlp-large": (4608, [1024, 1024, 512, 512, 256], 768, 0.3),  # 6,885,376 parameters
 }
+# models/model_shapes.hpp: RecurrentShape and TransformerShape defaults.
+RECURRENT = dict(features=32, hidden=160, layers=2, classes=10, seq_len=64, dropout=0.2)
+TRANSFORMER = dict(vocab=1000, seq_len=64, d_model=128, heads=4, ff=512, layers=8, classes=10, dropout=0.1)
+MODELS = ["mlp-medium", "mlp-large", "lstm", "gru", "transformer"]
+VARIANTS = ["eager", "eager-foreach", "graph", "compile-default", "compile-reduce-overhead"]
 
 
 def build_mlp(name):
@@ -32,73 +51,258 @@ def build_mlp(name):
         layers += [nn.Linear(width, h), nn.ReLU(), nn.Dropout(dropout)]
         width = h
     layers.append(nn.Linear(width, outputs))
-    return nn.Sequential(*layers), inputs, outputs
+    return nn.Sequential(*layers)
 
 
-def measure(model_name, batch, args, device, world, rank):
-    step_ms = []
-    for run in range(args.runs):
-        torch.manual_seed(args.seed + run)
-        model, inputs, classes = build_mlp(model_name)
-        model = model.to(device)
+class Recurrent(nn.Module):
+    """ddpscale's RecurrentModel: 2 stacked layers, dropout between them, head on the last step."""
+
+    def __init__(self, cell):
+        super().__init__()
+        layer = nn.LSTM if cell == "lstm" else nn.GRU
+        s = RECURRENT
+        self.rnn = layer(s["features"], s["hidden"], num_layers=s["layers"], batch_first=True, dropout=s["dropout"])
+        self.head = nn.Linear(s["hidden"], s["classes"])
+
+    def forward(self, x):
+        sequence, _ = self.rnn(x)
+        return self.head(sequence[:, -1])
+
+
+class Transformer(nn.Module):
+    """ddpscale's TransformerModel: token + position embeddings, post-norm ReLU encoder layers
+    (PyTorch's own, whose attention is scaled_dot_product_attention in training), mean-pool, head."""
+
+    def __init__(self):
+        super().__init__()
+        s = TRANSFORMER
+        self.tokens = nn.Embedding(s["vocab"], s["d_model"])
+        self.positions = nn.Embedding(s["seq_len"], s["d_model"])
+        self.blocks = nn.ModuleList(
+            nn.TransformerEncoderLayer(s["d_model"], s["heads"], s["ff"], s["dropout"], batch_first=True)
+            for _ in range(s["layers"]))
+        self.head = nn.Linear(s["d_model"], s["classes"])
+
+    def forward(self, x):
+        positions = torch.arange(x.size(1), device=x.device)
+        h = self.tokens(x) + self.positions(positions)
+        for block in self.blocks:
+            h = block(h)
+        return self.head(h.mean(1))
+
+
+def build_model(name):
+    if name in MLP_SHAPES:
+        return build_mlp(name)
+    if name in ("lstm", "gru"):
+        return Recurrent(name)
+    return Transformer()
+
+
+def synthetic_batch(name, batch, generator):
+    """ddpscale's make_synthetic_batch shapes: (inputs, labels) on the CPU."""
+    if name in MLP_SHAPES:
+        inputs, _, classes, _ = MLP_SHAPES[name]
+        x = torch.randn(batch, inputs, generator=generator)
+    elif name in ("lstm", "gru"):
+        classes = RECURRENT["classes"]
+        x = torch.randn(batch, RECURRENT["seq_len"], RECURRENT["features"], generator=generator)
+    else:
+        classes = TRANSFORMER["classes"]
+        x = torch.randint(0, TRANSFORMER["vocab"], (batch, TRANSFORMER["seq_len"]), generator=generator)
+    return x, torch.randint(0, classes, (batch,), generator=generator)
+
+
+def parameter_count(name):
+    return sum(p.numel() for p in build_model(name).parameters())
+
+
+def make_optimizer(params, variant, lr, device):
+    if variant == "eager-foreach" or device.type != "cuda":
+        return torch.optim.Adam(params, lr=lr)
+    return torch.optim.Adam(params, lr=lr, fused=True, capturable=(variant == "graph"))
+
+
+class Trainer:
+    """One model, batch and variant: step() runs one training step (a replay for `graph`)."""
+
+    def __init__(self, name, batch, variant, args, device, world, rank, seed):
+        torch.manual_seed(seed)
+        model = build_model(name).to(device)
+        if variant.startswith("compile-"):
+            model = torch.compile(model, mode=variant[len("compile-"):])
         if world > 1:
             model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index], bucket_cap_mb=args.bucket_mb)
-        optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-        loss_fn = nn.CrossEntropyLoss()
-        generator = torch.Generator().manual_seed(args.seed + run)
-        x = torch.randn(batch * world, inputs, generator=generator)[rank * batch:(rank + 1) * batch].to(device)
-        y = torch.randint(0, classes, (batch * world,), generator=generator)[rank * batch:(rank + 1) * batch].to(device)
+        self.model, self.variant = model, variant
+        self.optimizer = make_optimizer(model.parameters(), variant, args.lr, device)
+        self.loss_fn = nn.CrossEntropyLoss()
+        generator = torch.Generator().manual_seed(seed)
+        x, y = synthetic_batch(name, batch * world, generator)
+        self.x = x[rank * batch:(rank + 1) * batch].to(device)
+        self.y = y[rank * batch:(rank + 1) * batch].to(device)
+        self.set_to_none = variant != "eager-foreach"
+        self.graph = None
 
-        def step():
-            optimizer.zero_grad(set_to_none=False)
-            loss = loss_fn(model(x), y)
+    def eager_step(self):
+        self.optimizer.zero_grad(set_to_none=self.set_to_none)
+        loss = self.loss_fn(self.model(self.x), self.y)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    def warm_up(self, steps):
+        """Eager steps; for `graph`, on a side stream as torch.cuda.graph needs, then the capture
+        and one replay (a graph's first launch also uploads it)."""
+        if self.variant != "graph":
+            for _ in range(steps):
+                self.eager_step()
+            return
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(steps):
+                self.eager_step()
+        torch.cuda.current_stream().wait_stream(side)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            loss = self.loss_fn(self.model(self.x), self.y)
             loss.backward()
-            optimizer.step()
+            self.optimizer.step()
+        self.graph.replay()
 
-        for _ in range(args.warmup):
-            step()
+    def step(self):
+        if self.graph is not None:
+            self.graph.replay()
+        else:
+            self.eager_step()
+
+
+def synchronize(device):
+    if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def measure(name, batch, variant, args, device, world, rank):
+    step_ms, warmup_s = [], []
+    trainer = None
+    for run in range(args.runs):
+        trainer = Trainer(name, batch, variant, args, device, world, rank, args.seed + run)
+        start = time.perf_counter()
+        trainer.warm_up(args.warmup)
+        synchronize(device)
+        warmup_s.append(time.perf_counter() - start)
         if world > 1:
             dist.barrier()
         start = time.perf_counter()
         for _ in range(args.steps):
-            step()
-        torch.cuda.synchronize(device)
+            trainer.step()
+        synchronize(device)
         elapsed = time.perf_counter() - start
         slowest = torch.tensor([elapsed], device=device)
         if world > 1:
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         step_ms.append(slowest.item() * 1000.0 / args.steps)
+    if args.kernels:
+        write_kernel_table(trainer, f"{args.kernels}-{name}-b{batch}-{variant}.csv", args.kernel_steps, device)
     median_ms = statistics.median(step_ms)
     return {
-        "tool": "pytorch-ddp", "torch": torch.__version__, "model": model_name, "batch_per_gpu": batch,
-        "world_size": world, "ms_per_step": round(median_ms, 4),
-        "samples_per_s": round(batch * world * 1000.0 / median_ms, 1), "runs_ms": [round(v, 4) for v in step_ms],
-        "warmup": args.warmup, "steps": args.steps, "bucket_mb": args.bucket_mb, "optimizer": "adam", "lr": args.lr,
+        "tool": "pytorch", "variant": variant, "torch": torch.__version__, "model": name,
+        "parameters": parameter_count(name), "batch_per_gpu": batch, "world_size": world,
+        "ms_per_step": round(median_ms, 4), "samples_per_s": round(batch * world * 1000.0 / median_ms, 1),
+        "runs_ms": [round(v, 4) for v in step_ms], "warmup_s": [round(v, 3) for v in warmup_s],
+        "warmup": args.warmup, "steps": args.steps, "bucket_mb": args.bucket_mb,
+        "optimizer": "adam" if variant == "eager-foreach" or device.type != "cuda" else "adam-fused", "lr": args.lr,
     }
+
+
+def busy_union_us(intervals):
+    """Length of the union of (start, end) intervals: kernels that overlap count once."""
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop <= end:
+            continue
+        total += stop - max(start, end)
+        end = stop
+    return total
+
+
+def write_kernel_table(trainer, path, steps, device):
+    """GPU time per kernel name over `steps` more steps, as `ddpscale train --gpu-kernels` writes it:
+    kernel, calls_per_step, us_per_step, share_of_busy (of the union of all kernels' intervals)."""
+    from torch.profiler import ProfilerActivity, profile
+    if device.type != "cuda":
+        raise SystemExit("--kernels needs a CUDA device")
+    synchronize(device)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            trainer.step()
+        synchronize(device)
+    calls, total_us, intervals = {}, {}, []
+    for event in prof.events():
+        if event.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        start, end = event.time_range.start, event.time_range.end
+        calls[event.name] = calls.get(event.name, 0) + 1
+        total_us[event.name] = total_us.get(event.name, 0.0) + (end - start)
+        intervals.append((start, end))
+    busy = busy_union_us(intervals) / steps
+    import csv
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["kernel", "calls_per_step", "us_per_step", "share_of_busy"])
+        for name in sorted(total_us, key=lambda n: (-total_us[n], n)):
+            us = total_us[name] / steps
+            writer.writerow([name, f"{calls[name] / steps:g}", f"{us:g}", f"{us / busy:g}" if busy > 0 else "0"])
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", nargs="+", default=["mlp-medium", "mlp-large"], choices=sorted(MLP_SHAPES))
+    parser.add_argument("--model", nargs="+", default=["mlp-medium", "mlp-large"], choices=MODELS)
     parser.add_argument("--batch", nargs="+", type=int, default=[8, 16, 32, 64, 128], help="batch per GPU")
+    parser.add_argument("--rows", nargs="+", metavar="MODEL:BATCH",
+                        help="exact (model, batch) pairs instead of --model x --batch, e.g. lstm:32 mlp-large:128")
+    parser.add_argument("--variant", nargs="+", default=["eager"], choices=VARIANTS)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--bucket-mb", type=float, default=25.0)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: eager variants only, for tests")
+    parser.add_argument("--kernels", metavar="PREFIX", help="write each configuration's kernel table to PREFIX-*.csv")
+    parser.add_argument("--kernel-steps", type=int, default=20)
+    parser.add_argument("--counts", action="store_true", help="print each model's parameter count as JSON and exit")
     args = parser.parse_args()
 
+    if args.counts:
+        print(json.dumps({name: parameter_count(name) for name in MODELS}))
+        return
+    rows = ([(r.split(":")[0], int(r.split(":")[1])) for r in args.rows] if args.rows
+            else [(m, b) for m in args.model for b in args.batch])
+    for model, _ in rows:
+        if model not in MODELS:
+            parser.error(f"unknown model '{model}' in --rows; choose from {', '.join(MODELS)}")
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
-    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-    torch.cuda.set_device(device)
+    if args.device == "cpu":
+        device = torch.device("cpu")
+        cuda_only = [v for v in args.variant if v == "graph" or v.startswith("compile-")]
+        if cuda_only:
+            parser.error(f"variant(s) {', '.join(cuda_only)} need a CUDA GPU")
+    else:
+        if not torch.cuda.is_available():
+            parser.error("no CUDA GPU visible; use --device cpu for the eager variants")
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+    if world > 1 and "graph" in args.variant:
+        parser.error("the graph variant captures one GPU's step; run it without torchrun")
     if world > 1:
-        dist.init_process_group("nccl", device_id=device)
-    for model_name in args.model:
-        for batch in args.batch:
-            result = measure(model_name, batch, args, device, world, rank)
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
+                                **({"device_id": device} if device.type == "cuda" else {}))
+    for variant in args.variant:
+        for model, batch in rows:
+            result = measure(model, batch, variant, args, device, world, rank)
             if rank == 0:
                 print(json.dumps(result), flush=True)
     if world > 1:

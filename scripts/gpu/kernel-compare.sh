@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# On the GPU machine: ddpscale's step and PyTorch's, kernel by kernel (issue 19). For each
+# row, `ddpscale train --gpu-kernels` and scripts/gpu/pytorch_ddp_reference.py --kernels
+# profile 20 steps after 3 runs of 10 + 100 steps; scripts/analysis/kernel_side_by_side.py
+# puts the two tables side by side in $OUT/kernels/<row>.md.
+#   OUT=/tmp/k bash scripts/gpu/kernel-compare.sh      # mlp-large b128 graph and more
+# ROWS overrides the rows, each MODEL:BATCH:MODE with MODE eager or graph (PyTorch's variant
+# of the same name). Graph rows need a build with -DDDPSCALE_CUDA_GRAPHS=ON.
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+[ "$DDPSCALE_MODE" = gpu ] || { log "the kernel comparison needs a GPU (none here)"; exit 1; }
+tables="${OUT:?set OUT to the folder for the tables}/kernels"
+mkdir -p "$tables"
+read -r -a rows <<<"${ROWS:-mlp-large:128:graph mlp-medium:8:graph transformer:32:eager lstm:32:eager}"
+for row in "${rows[@]}"; do
+  IFS=: read -r model batch mode <<<"$row"
+  name="$model-b$batch-$mode"
+  log "kernels side by side: $name"
+  "$DDPSCALE_BIN" train -m "$model" -b "$batch" --exec "$mode" --runs 3 --warmup 10 --steps 100 \
+    --gpu-busy-steps 20 --gpu-kernels "$tables/ddpscale-$name" >"$tables/ddpscale-$name.log" 2>&1
+  python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "$model:$batch" --variant "$mode" \
+    --kernels "$tables/pytorch" >"$tables/pytorch-$name.jsonl" 2>"$tables/pytorch-$name.err"
+  python3 "$DDPSCALE_ROOT/scripts/analysis/kernel_side_by_side.py" "$tables/ddpscale-$name.rank0.csv" \
+    "$tables/pytorch-$model-b$batch-$mode.csv" >"$tables/$name.md"
+  tail -3 "$tables/$name.md" >&2
+done

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""scripts/gpu/pytorch_ddp_reference.py builds ddpscale's models, so a side-by-side timing
+compares the same work.
+
+Usage: test_pytorch_reference.py DDPSCALE_BINARY
+- Every seed model has the parameter count `ddpscale models` prints (an independent source:
+  ddpscale's closed-form count, itself tested against the built LibTorch modules).
+- Each model trains two eager steps on the CPU and prints a JSON line with the variant,
+  the model's parameter count and a positive step time.
+- busy_union_us counts overlapping kernel intervals once: [0,10] [5,15] [20,25] -> 20 (by hand).
+Exit 0 pass, 1 fail, 77 skipped (no PyTorch for this Python).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "..", "scripts", "gpu", "pytorch_ddp_reference.py")
+
+
+def ddpscale_counts(binary):
+    out = subprocess.run([binary, "models"], capture_output=True, text=True, check=True).stdout
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)\s+(\d+)\s", out, re.M)}
+
+
+def main():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("no PyTorch for", sys.executable)
+        return 77
+    failures = []
+    ours = ddpscale_counts(sys.argv[1])
+    theirs = json.loads(subprocess.run([sys.executable, SCRIPT, "--counts"], capture_output=True, text=True,
+                                       check=True).stdout)
+    for model, count in theirs.items():
+        if ours.get(model) != count:
+            failures.append(f"{model}: PyTorch reference {count} parameters, ddpscale {ours.get(model)}")
+    out = subprocess.run([sys.executable, SCRIPT, "--device", "cpu", "--rows", "mlp-medium:4", "mlp-large:2",
+                          "lstm:2", "gru:2", "transformer:2", "--variant", "eager", "--runs", "1", "--warmup", "1",
+                          "--steps", "2"], capture_output=True, text=True, check=True).stdout
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    if [r["model"] for r in lines] != ["mlp-medium", "mlp-large", "lstm", "gru", "transformer"]:
+        failures.append(f"models trained: {[r['model'] for r in lines]}")
+    for r in lines:
+        if r["variant"] != "eager" or r["parameters"] != ours.get(r["model"]) or not r["ms_per_step"] > 0:
+            failures.append(f"bad line: {r}")
+    sys.path.insert(0, os.path.dirname(SCRIPT))
+    import pytorch_ddp_reference
+    union = pytorch_ddp_reference.busy_union_us([(20, 25), (0, 10), (5, 15)])
+    if union != 20:
+        failures.append(f"busy_union_us gave {union}, expected 20")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(theirs)} models checked, {len(lines)} trained")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
