@@ -166,8 +166,8 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
-            loss = self.loss_fn(self.model(self.x), self.y)
-            loss.backward()
+            self.static_loss = self.loss_fn(self.model(self.x), self.y)
+            self.static_loss.backward()
             self.optimizer.step()
         self.graph.replay()
 
