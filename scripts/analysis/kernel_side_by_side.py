@@ -20,7 +20,7 @@ import sys
 GENERIC = {"vectorized_elementwise_kernel", "elementwise_kernel", "unrolled_elementwise_kernel",
            "multi_tensor_apply_kernel", "reduce_kernel", "Kernel2", "globalKernel", "index_elementwise_kernel"}
 # Searched in this order: the first that matches names the work.
-WORK = [r"\w*functor\w*", r"\w+Ops\b", r"cutlass_\w+", r"launch_\w+", r"\w+_kernel_impl\b", r"\w+_kernel\w*"]
+WORK = [r"\w*functor\w*", r"\w*_copy\w*", r"\w+Ops\b", r"cutlass_\w+", r"launch_\w+", r"\w+_kernel_impl\b", r"\w+_kernel\w*"]
 
 
 def short_name(kernel):
