@@ -587,6 +587,35 @@ TEST(GraphMode, OneRankReplayLaunchesNoGradientAccumulation) {
   EXPECT_GT(kernels, 5);  // header + GEMMs, ReLUs, loss, Adam: the table is not empty
 }
 
+// Two ranks, graph: the reducer gathers autograd's handed-over gradients into each bucket
+// with one cat, inside the capture as in eager, so the replay launches no accumulation add
+// and no bucket zero fill either (mlp-medium has no other elementwise add; see above).
+TEST(GraphMode, ReplayWithReducerLaunchesNoGradientAccumulation) {
+  SKIP_WITHOUT_DEVICE();
+  auto comm = make_test_comm();
+  TempDir dir;
+  auto options = deterministic_options(25, 1, true);
+  options.optimizer = "adam";
+  options.exec = "graph";
+  options.steps = 5;
+  options.gpu_busy_steps = 10;
+  options.gpu_kernels = (dir.path() / "graph").string();
+  TrainingSession session(two_rank_setup(options, comm.get()));
+  RankTimings timings;
+  std::vector<float> losses;
+  session.run(timings, losses);
+  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded nothing";
+  std::ifstream table(kernel_table_path(options.gpu_kernels, g_mpi->rank()));
+  ASSERT_TRUE(table.good());
+  std::string line;
+  int cats = 0;
+  while (std::getline(table, line)) {
+    EXPECT_EQ(line.find("CUDAFunctor_add"), std::string::npos) << line.substr(0, 160);
+    if (line.find("CatArrayBatchedCopy") != std::string::npos) ++cats;
+  }
+  EXPECT_GT(cats, 0) << "the buckets were not gathered";
+}
+
 // The profiler must see the kernels inside a replayed graph too, or graph mode would have
 // no floor to be compared with.
 TEST(GraphMode, GpuBusyFloorIsMeasuredInsideTheGraph) {

@@ -23,12 +23,13 @@ struct ReducerOptions {
   bool overlap = true;            // false: every allreduce runs after backward (sequential baseline)
   bool bfloat16_allreduce = false;  // buckets travel as bf16 copies (half the bytes), cast back after
   // true: every .grad is a view into its bucket for the reducer's whole life, zeroed before
-  // each backward, so autograd accumulates into it (an add per parameter). CUDA graph capture
-  // needs that: the replayed kernels keep the addresses they were captured with.
+  // each backward, so autograd accumulates into it (an add per parameter).
   // false: .grad is reset before each backward, autograd hands over its own gradient tensor
   // (no add), and a complete bucket gathers them in one copy; .grad then views the bucket.
-  // One kernel per bucket instead of an add per parameter and a zero per bucket, which on a
-  // host-bound eager step is launch time saved.
+  // One kernel per bucket instead of an add per parameter and a zero per bucket. The
+  // training session uses false in eager and graph mode (inside a capture the handed-over
+  // tensors come from the graph's pool, at the same addresses in every replay); true is kept
+  // as the reference the tests compare the gathered gradients with.
   bool gradients_stay_in_buckets = true;
 };
 

@@ -126,7 +126,9 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     reducer_options.first_bucket_mb = o.first_bucket_mb;
     reducer_options.overlap = o.overlap;
     reducer_options.bfloat16_allreduce = o.allreduce_dtype == "bfloat16";
-    reducer_options.gradients_stay_in_buckets = captured_ != nullptr;  // a graph replays fixed addresses
+    // Gathered in graph mode too: inside the capture autograd's gradients come from the graph's
+    // pool and the bucket is fixed, so a replay's cat reads and writes the captured addresses.
+    reducer_options.gradients_stay_in_buckets = false;
     reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
     reducer_->broadcast_parameters();
   }
