@@ -22,10 +22,11 @@ rounds="${ROUNDS:-4}"
 deadline=$((SECONDS + ${DEADLINE:-480}))
 studies="${STUDIES:-$DDPSCALE_ROOT/studies}"
 if [ "$gpus" = 1 ]; then
-  spec=experiments/pytorch-comparison-1gpu.yaml
+  # SPEC and ROWS (MODEL:BATCH ...) narrow the grid, e.g. to settle one model's rows with
+  # more rounds; ROWS must name exactly the spec's configurations.
+  spec="${SPEC:-experiments/pytorch-comparison-1gpu.yaml}"
   study="$studies/pytorch-comparison-1gpu"
-  # Exactly the spec's rows, so the two sides time the same configurations.
-  rows=(mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru:32 gru:128 transformer:32 transformer:128)
+  read -r -a rows <<<"${ROWS:-mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru:32 gru:128 transformer:32 transformer:128}"
 else
   spec=experiments/reference-comparison.yaml
   study="$studies/reference-comparison"
