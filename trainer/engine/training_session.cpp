@@ -36,19 +36,8 @@ struct CapturedStep {
   c10::cuda::CUDAStream stream;
   c10::cuda::CUDAStreamGuard current;
   at::cuda::CUDAGraph graph;
-  // Every replay writes its loss at loss_history[loss_slot] and advances loss_slot, inside the
-  // graph: two one-element kernels, where copying the loss out after each replay put a copy
-  // between consecutive graphs (2-4 us a step on an H200, docs/benchmarks.md). The host
-  // rewinds loss_slot before each series of replays, outside the timed and profiled steps.
-  torch::Tensor loss;           // the captured step's loss, kept alive with the graph
-  torch::Tensor loss_history;  // float32 [capacity]
-  torch::Tensor loss_slot;     // int64 [1]
-  int64_t written = 0;         // replays since the last rewind (host's count of loss_slot)
+  torch::Tensor loss;  // the captured step's loss: overwritten by every replay
   bool captured = false;
-  void rewind() {
-    loss_slot.zero_();
-    written = 0;
-  }
 };
 #else
 struct CapturedStep {
@@ -222,23 +211,12 @@ void TrainingSession::capture_step() {
   NcclCommunicator* nccl = nccl_of(setup_.comm);
   if (nccl) nccl->pause_stall_watchdog();
   if (clock_) clock_->select_step(-1);  // the reducer's communication marks stay out of the graph
-  // Room for the longest series between rewinds: the measured steps, the profiled ones, or
-  // the one warm-up replay.
-  const int64_t capacity = std::max<int64_t>({setup_.options.steps, setup_.options.gpu_busy_steps, 1});
-  captured_->loss_history = torch::zeros({capacity}, torch::TensorOptions().dtype(torch::kFloat).device(setup_.device));
-  captured_->loss_slot = torch::zeros({1}, torch::TensorOptions().dtype(torch::kLong).device(setup_.device));
 #if TORCH_VERSION_MAJOR >= 2
   captured_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
 #else
   captured_->graph.capture_begin();  // LibTorch 1.x: global capture mode only
 #endif
   captured_->loss = step_body(nullptr, false);
-  {
-    torch::NoGradGuard no_grad;
-    captured_->loss_history.index_copy_(0, captured_->loss_slot,
-                                        captured_->loss.detach().reshape({1}).to(torch::kFloat));
-    captured_->loss_slot.add_(1);
-  }
   captured_->graph.capture_end();
   captured_->captured = true;
   if (nccl) nccl->watch_stream(captured_->stream.stream());  // the graph's collectives run there
@@ -250,13 +228,11 @@ void TrainingSession::replay_step(int measured_index) {
   StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
   if (clock_) clock_->select_step(measured_index);
   const NvtxRange step_range(measured_index >= 0 ? "step (graph)" : "warm-up step (graph)");
-  // Only a long series of untimed replays (tests' train_steps) fills the history; the
-  // measured and profiled series fit, so no rewind falls inside them.
-  if (captured_->written == captured_->loss_history.size(0)) captured_->rewind();
   if (clock && measured_index == 0) clock->mark(Mark::step_start);
   captured_->graph.replay();
-  ++captured_->written;
   if (clock) clock->mark(Mark::step_end);
+  // The captured loss is overwritten by the next replay: keep a copy.
+  if (measured_index >= 0) losses_.push_back(captured_->loss.detach().clone());
 #else
   (void)measured_index;
 #endif
@@ -301,7 +277,6 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
   } else {
     for (int s = 0; s < o.warmup; ++s) step(-1);
   }
-  if (captured_) rewind_loss_history();
   synchronize_device(setup_.device);
   if (setup_.comm) setup_.comm->barrier();
   losses_.clear();
@@ -325,29 +300,9 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
   }
   if (clock_) clock_->read(o.steps, timings);
   if (clock_ && captured_) keep_step_time_only(timings);
-  // Read before the profiled steps, which write the graph's history again.
-  const auto trajectory = measured_losses(o.steps);
+  if (o.gpu_busy_steps > 0) measure_gpu_busy(o.gpu_busy_steps, timings);
+  const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
   losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());
-  if (o.gpu_busy_steps > 0) {
-    if (captured_) rewind_loss_history();
-    measure_gpu_busy(o.gpu_busy_steps, timings);
-  }
-}
-
-// The measured steps' losses on the host, float32: eager steps kept their loss tensors, a
-// graph wrote them into its history.
-torch::Tensor TrainingSession::measured_losses(int steps) const {
-#ifdef DDPSCALE_CUDA_GRAPHS
-  if (captured_) return captured_->loss_history.narrow(0, 0, steps).to(torch::kCPU).contiguous();
-#endif
-  (void)steps;
-  return torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
-}
-
-void TrainingSession::rewind_loss_history() {
-#ifdef DDPSCALE_CUDA_GRAPHS
-  captured_->rewind();
-#endif
 }
 
 // After the measured steps, so profiling cannot change what they measured. Every rank runs

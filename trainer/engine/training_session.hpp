@@ -71,8 +71,6 @@ class TrainingSession {
   void untimed_step();
   void measure_gpu_busy(int steps, RankTimings& timings);
   void zero_gradients();
-  torch::Tensor measured_losses(int steps) const;
-  void rewind_loss_history();
 
   SessionSetup setup_;
   bool bf16_autocast_;  // --dtype bfloat16, decided once instead of by a string compare per step
