@@ -23,7 +23,8 @@ deadline=$((SECONDS + ${DEADLINE:-480}))
 studies="${STUDIES:-$DDPSCALE_ROOT/studies}"
 if [ "$gpus" = 1 ]; then
   # SPEC and ROWS (MODEL:BATCH ...) narrow the grid, e.g. to settle one model's rows with
-  # more rounds; ROWS must name exactly the spec's configurations.
+  # more rounds; ROWS must name exactly the spec's configurations. VARIANTS (default
+  # "eager graph") picks PyTorch's variants to match the spec's exec modes.
   spec="${SPEC:-experiments/pytorch-comparison-1gpu.yaml}"
   study="$studies/pytorch-comparison-1gpu"
   read -r -a rows <<<"${ROWS:-mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru:32 gru:128 transformer:32 transformer:128}"
@@ -44,7 +45,7 @@ pytorch_side() {
   local round="$1"
   if [ "$gpus" = 1 ]; then
     log "round $round: PyTorch eager and graph on 1 GPU"
-    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "${rows[@]}" --variant eager graph \
+    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "${rows[@]}" --variant ${VARIANTS:-eager graph} \
       >"$out/round-$round/pytorch-1gpu.jsonl" 2>"$out/round-$round/pytorch-1gpu.err"
   else
     log "round $round: PyTorch DDP on 1 GPU, then 2"
