@@ -23,6 +23,7 @@ steps, in the format of `ddpscale train --gpu-kernels` (scripts/analysis/kernel_
 puts the two side by side).
 """
 import argparse
+import csv
 import json
 import os
 import statistics
@@ -247,7 +248,6 @@ def write_kernel_table(trainer, path, steps, device):
         total_us[event.name] = total_us.get(event.name, 0.0) + (end - start)
         intervals.append((start, end))
     busy = busy_union_us(intervals) / steps
-    import csv
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["kernel", "calls_per_step", "us_per_step", "share_of_busy"])
