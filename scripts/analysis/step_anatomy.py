@@ -8,23 +8,13 @@ folders: kernels launched per step (the sum of calls_per_step), GPU busy per ste
 step, and step / kernels, which in an eager step bound by the host is what the host spends
 per launch (the framework's work for one op plus the launch itself). Standard library only.
 """
-import csv
 import os
 import re
 import sys
 
+from kernel_side_by_side import read_table  # this script's folder is on sys.path
+
 STEP = re.compile(r"^#\s+step\s+([0-9.]+) us", re.M)
-
-
-def read_table(path):
-    """(kernels per step, GPU busy us per step) from a --gpu-kernels table."""
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    launches = sum(float(r["calls_per_step"]) for r in rows)
-    # share_of_busy = us_per_step / busy, the same busy for every row of a table.
-    busy = next((float(r["us_per_step"]) / float(r["share_of_busy"]) for r in rows if float(r["share_of_busy"]) > 0),
-                float("nan"))
-    return launches, busy
 
 
 def read_step_us(path):
@@ -39,7 +29,8 @@ def rows_of(folder):
             continue
         config = name[: -len(".rank0.csv")]
         model, batch, mode = re.match(r"(.+?)-b(\d+)-(.+)$", config).groups()
-        launches, busy = read_table(os.path.join(folder, name))
+        kernels, busy = read_table(os.path.join(folder, name))
+        launches = sum(calls for calls, _ in kernels.values())
         step = read_step_us(os.path.join(folder, config + ".log"))
         yield model, int(batch), mode, os.path.basename(os.path.normpath(folder)), launches, busy, step
 
