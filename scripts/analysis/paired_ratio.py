@@ -83,7 +83,7 @@ def judged_pairings(rounds):
 
 
 def print_table(rounds, pairing, target):
-    """One table of per-round ratios for a (mode, variant) pairing; returns the verdict counts."""
+    """One table of per-round ratios for a (mode, variant) pairing, with verdicts when judged."""
     per_round = [r.get(pairing, {}) for r in rounds]
     keys = sorted(set().union(*per_round), key=lambda k: (k[0], k[2], k[1]))
     judged = target is not None
@@ -107,7 +107,6 @@ def print_table(rounds, pairing, target):
         print(f"{len(keys)} configurations over {len(rounds)} rounds: " +
               ", ".join(f"{counts.get(k, 0)} {k}" for k in ("yes", "no", "undecided")))
         print()
-    return counts
 
 
 def main(argv):
