@@ -130,6 +130,7 @@ class Trainer:
     def __init__(self, name, batch, variant, args, device, world, rank, seed):
         torch.manual_seed(seed)
         model = build_model(name).to(device)
+        self.parameters = sum(p.numel() for p in model.parameters())
         if variant.startswith("compile-"):
             model = torch.compile(model, mode=variant[len("compile-"):])
         if world > 1:
@@ -209,7 +210,7 @@ def measure(name, batch, variant, args, device, world, rank):
     median_ms = statistics.median(step_ms)
     return {
         "tool": "pytorch", "variant": variant, "torch": torch.__version__, "model": name,
-        "parameters": parameter_count(name), "batch_per_gpu": batch, "world_size": world,
+        "parameters": trainer.parameters, "batch_per_gpu": batch, "world_size": world,
         "ms_per_step": round(median_ms, 4), "samples_per_s": round(batch * world * 1000.0 / median_ms, 1),
         "runs_ms": [round(v, 4) for v in step_ms], "warmup_s": [round(v, 3) for v in warmup_s],
         "warmup": args.warmup, "steps": args.steps, "bucket_mb": args.bucket_mb,
