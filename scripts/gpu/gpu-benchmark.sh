@@ -27,7 +27,7 @@ if [ "$gpus" = 1 ]; then
   # "eager graph") picks PyTorch's variants to match the spec's exec modes.
   spec="${SPEC:-experiments/pytorch-comparison-1gpu.yaml}"
   study="$studies/pytorch-comparison-1gpu"
-  read -r -a rows <<<"${ROWS:-mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru:32 gru:128 transformer:32 transformer:128}"
+  read -r -a rows <<<"${ROWS:-${COMPARISON_ROWS[*]}}"
 else
   spec=experiments/reference-comparison.yaml
   study="$studies/reference-comparison"

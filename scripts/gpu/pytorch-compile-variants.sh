@@ -6,7 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 [ "$DDPSCALE_MODE" = gpu ] || { log "torch.compile's CUDA modes need a GPU (none here)"; exit 1; }
 out="${OUT:?set OUT to the folder for the results}"
-rows=(mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru:32 gru:128 transformer:32 transformer:128)
+rows=("${COMPARISON_ROWS[@]}")
 for mode in default reduce-overhead; do
   log "torch.compile mode $mode on ${#rows[@]} rows (cut after ${COMPILE_SECONDS:-240} s)"
   timeout "${COMPILE_SECONDS:-240}" python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "${rows[@]}" \

@@ -14,10 +14,8 @@ label="${LABEL:-$(git -C "$DDPSCALE_ROOT" rev-parse --short HEAD 2>/dev/null || 
 tables="${OUT:?set OUT to the folder for the tables}/anatomy/$label"
 mkdir -p "$tables"
 
-# The issue-19 grid: each model at the two batch sizes of the comparison table.
-ROWS=(mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru:32 gru:128 transformer:32 transformer:128)
 for mode in ${MODES:-eager graph}; do
-  for row in "${ROWS[@]}"; do
+  for row in "${COMPARISON_ROWS[@]}"; do
     model="${row%%:*}" batch="${row##*:}"
     name="$model-b$batch-$mode"
     log "step anatomy ($label): $name"
