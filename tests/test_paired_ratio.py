@@ -30,8 +30,26 @@ DRIFT = [1.0, 0.5, 0.8, 0.4]
 B8_W2_LOGS = [0.1, 0.3, 0.2, 0.4]
 
 
-def write_round(directory, index):
+def write_summary(directory, rows):
+    """report/summary.csv of one round: rows of (model, batch, world, exec, samples/s)."""
     os.makedirs(os.path.join(directory, "report"))
+    with open(os.path.join(directory, "report", "summary.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, ["model", "batch_per_rank", "world_size", "exec", "samples_per_s_median"])
+        w.writeheader()
+        for model, batch, world, mode, sps in rows:
+            w.writerow({"model": model, "batch_per_rank": batch, "world_size": world, "exec": mode,
+                        "samples_per_s_median": sps})
+
+
+def write_pytorch(directory, lines, preamble=""):
+    """pytorch-1gpu.jsonl of one round: one JSON object per line, after any non-JSON text."""
+    with open(os.path.join(directory, "pytorch-1gpu.jsonl"), "w") as f:
+        f.write(preamble)
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+
+
+def write_round(directory, index):
     d = DRIFT[index]
     pytorch = {("mlp", 8, 1): 1000.0 * d, ("mlp", 8, 2): 1800.0 * d, ("mlp", 16, 1): 2000.0 * d}
     ours = {("mlp", 8, 1): 1600.0 * d, ("mlp", 8, 2): 1800.0 * d * math.exp(B8_W2_LOGS[index]),
@@ -39,36 +57,22 @@ def write_round(directory, index):
     if index == 0:
         pytorch[("mlp", 32, 1)] = 4000.0
         ours[("mlp", 32, 1)] = 7000.0
-    with open(os.path.join(directory, "report", "summary.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, ["model", "batch_per_rank", "world_size", "exec", "samples_per_s_median"])
-        w.writeheader()
-        for (model, batch, world), sps in ours.items():
-            w.writerow({"model": model, "batch_per_rank": batch, "world_size": world, "exec": "eager",
-                        "samples_per_s_median": sps})
-        w.writerow({"model": "mlp", "batch_per_rank": 8, "world_size": 1, "exec": "graph", "samples_per_s_median": 1e6})
-    with open(os.path.join(directory, "pytorch-1gpu.jsonl"), "w") as f:
-        f.write("a line that is not JSON, as torchrun prints\n")
-        for (model, batch, world), sps in pytorch.items():
-            f.write(json.dumps({"model": model, "batch_per_gpu": batch, "world_size": world, "samples_per_s": sps}) + "\n")
+    write_summary(directory, [(model, batch, world, "eager", sps) for (model, batch, world), sps in ours.items()]
+                  + [("mlp", 8, 1, "graph", 1e6)])
+    write_pytorch(directory, [{"model": model, "batch_per_gpu": batch, "world_size": world, "samples_per_s": sps}
+                              for (model, batch, world), sps in pytorch.items()],
+                  preamble="a line that is not JSON, as torchrun prints\n")
 
 
 def write_variant_round(directory, index):
-    os.makedirs(os.path.join(directory, "report"))
     graph_b8 = [0.98, 1.00, 1.02][index]
     rows = [("transformer", 32, "eager", 120.0, {"eager": 100.0, "eager-foreach": 80.0}),
             ("mlp", 8, "graph", 1000.0 * graph_b8, {"graph": 1000.0}),
             ("mlp", 128, "graph", 900.0, {"graph": 1000.0})]
-    with open(os.path.join(directory, "report", "summary.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, ["model", "batch_per_rank", "world_size", "exec", "samples_per_s_median"])
-        w.writeheader()
-        for model, batch, mode, sps, _ in rows:
-            w.writerow({"model": model, "batch_per_rank": batch, "world_size": 1, "exec": mode,
-                        "samples_per_s_median": sps})
-    with open(os.path.join(directory, "pytorch-1gpu.jsonl"), "w") as f:
-        for model, batch, _, _, theirs in rows:
-            for variant, sps in theirs.items():
-                f.write(json.dumps({"model": model, "batch_per_gpu": batch, "world_size": 1, "variant": variant,
-                                    "samples_per_s": sps}) + "\n")
+    write_summary(directory, [(model, batch, 1, mode, sps) for model, batch, mode, sps, _ in rows])
+    write_pytorch(directory, [{"model": model, "batch_per_gpu": batch, "world_size": 1, "variant": variant,
+                               "samples_per_s": sps}
+                              for model, batch, _, _, theirs in rows for variant, sps in theirs.items()])
 
 
 def check_variants(tmp):
