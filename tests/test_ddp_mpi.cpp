@@ -555,6 +555,30 @@ TEST(GraphMode, DropoutDiffersFromReplayToReplay) {
   EXPECT_NE(with[1], with[2]);
 }
 
+// A graph run of mlp-medium with Adam that profiles 10 replays and writes its kernel table
+// under dir; the table's lines (header first) are what the two tests below read.
+EngineOptions profiled_graph_options(const TempDir& dir) {
+  auto options = deterministic_options(25, 1, true);
+  options.optimizer = "adam";
+  options.exec = "graph";
+  options.steps = 5;
+  options.gpu_busy_steps = 10;
+  options.gpu_kernels = (dir.path() / "graph").string();
+  return options;
+}
+
+std::vector<std::string> run_and_read_kernel_table(TrainingSession& session, const std::string& table_path) {
+  RankTimings timings;
+  std::vector<float> losses;
+  session.run(timings, losses);
+  EXPECT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded nothing";
+  std::ifstream table(table_path);
+  EXPECT_TRUE(table.good()) << table_path;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(table, line);) lines.push_back(line);
+  return lines;
+}
+
 // One rank, graph: .grad is reset before the captured backward, so autograd hands its
 // gradients over and the replayed step launches no gradient-accumulation add (12 of them in
 // mlp-large's graph before, docs/benchmarks.md). mlp-medium has no other elementwise add:
@@ -564,27 +588,12 @@ TEST(GraphMode, OneRankReplayLaunchesNoGradientAccumulation) {
   SKIP_WITHOUT_OWN_DEVICE();
   TempDir dir;
   SessionSetup setup;
-  setup.options = deterministic_options(25, 1, true);
-  setup.options.optimizer = "adam";
-  setup.options.exec = "graph";
-  setup.options.steps = 5;
-  setup.options.gpu_busy_steps = 10;
-  setup.options.gpu_kernels = (dir.path() / "graph").string();
+  setup.options = profiled_graph_options(dir);
   setup.device = test_device();
   TrainingSession session(setup);
-  RankTimings timings;
-  std::vector<float> losses;
-  session.run(timings, losses);
-  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded nothing";
-  std::ifstream table(kernel_table_path(setup.options.gpu_kernels, 0));
-  ASSERT_TRUE(table.good());
-  std::string line;
-  int kernels = 0;
-  while (std::getline(table, line)) {
-    ++kernels;
-    EXPECT_EQ(line.find("CUDAFunctor_add"), std::string::npos) << line.substr(0, 160);
-  }
-  EXPECT_GT(kernels, 5);  // header + GEMMs, ReLUs, loss, Adam: the table is not empty
+  const auto lines = run_and_read_kernel_table(session, kernel_table_path(setup.options.gpu_kernels, 0));
+  for (const auto& line : lines) EXPECT_EQ(line.find("CUDAFunctor_add"), std::string::npos) << line.substr(0, 160);
+  EXPECT_GT(lines.size(), 5u);  // header + GEMMs, ReLUs, loss, Adam: the table is not empty
 }
 
 // Two ranks, graph: the reducer gathers autograd's handed-over gradients into each bucket
@@ -594,22 +603,11 @@ TEST(GraphMode, ReplayWithReducerLaunchesNoGradientAccumulation) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();
   TempDir dir;
-  auto options = deterministic_options(25, 1, true);
-  options.optimizer = "adam";
-  options.exec = "graph";
-  options.steps = 5;
-  options.gpu_busy_steps = 10;
-  options.gpu_kernels = (dir.path() / "graph").string();
+  const auto options = profiled_graph_options(dir);
   TrainingSession session(two_rank_setup(options, comm.get()));
-  RankTimings timings;
-  std::vector<float> losses;
-  session.run(timings, losses);
-  ASSERT_EQ(timings.gpu_busy_us.size(), 1u) << "the profiler recorded nothing";
-  std::ifstream table(kernel_table_path(options.gpu_kernels, g_mpi->rank()));
-  ASSERT_TRUE(table.good());
-  std::string line;
+  const auto lines = run_and_read_kernel_table(session, kernel_table_path(options.gpu_kernels, g_mpi->rank()));
   int cats = 0;
-  while (std::getline(table, line)) {
+  for (const auto& line : lines) {
     EXPECT_EQ(line.find("CUDAFunctor_add"), std::string::npos) << line.substr(0, 160);
     if (line.find("CatArrayBatchedCopy") != std::string::npos) ++cats;
   }
