@@ -43,7 +43,10 @@ struct RunRecord {
   RunStatus status = RunStatus::ok;
   std::string failure;       // why, when failed ("NaN loss at step 17", "out of memory at batch 4096")
   double samples_per_second = 0;  // global samples / wall time of the measured steps, slowest rank
-  std::vector<float> loss;   // rank 0's loss per measured step
+  std::vector<float> loss;   // rank 0's loss per measured step, or per block of loss_every steps
+  // 1: loss[i] is step i's. k > 1 (graph mode): loss[i] is step min((i+1)*k, steps)-1's, the
+  // end of a block of k replays (between which the measured loop enqueues nothing).
+  int loss_every = 1;
   std::vector<RankTimings> ranks;  // index = rank within the configuration's group
 };
 

@@ -212,6 +212,7 @@ void write_run(const H5Io& io, hid_t runs, const RunRecord& run) {
   io.put_string(g.get(), "failure", run.failure);
   io.put_double(g.get(), "samples_per_second", run.samples_per_second);
   io.put_floats(g.get(), "loss", {run.loss.size()}, run.loss);
+  io.put_int(g.get(), "loss_every", run.loss_every);
   write_phase_times(io, g.get(), run);
   std::vector<double> wall;
   std::vector<int64_t> peak;
@@ -246,6 +247,8 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
   run.failure = io.get_string(g.get(), "failure");
   run.samples_per_second = io.get_double(g.get(), "samples_per_second");
   run.loss = io.get_floats(g.get(), "loss");
+  // Optional: files written before graph mode kept blocks hold every step's loss.
+  if (io.has_attribute(g.get(), "loss_every")) run.loss_every = static_cast<int>(io.get_int(g.get(), "loss_every"));
   read_phase_times(io, g.get(), name, run);
   const long ranks = static_cast<long>(run.ranks.size());
   const auto wall = io.get_doubles(g.get(), "wall_seconds", ranks);

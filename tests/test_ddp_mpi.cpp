@@ -9,8 +9,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 
 #include "check.hpp"
 #include "communicator.hpp"
@@ -525,6 +527,58 @@ TEST(GraphMode, OneRankSameParametersAsEager) {
     EXPECT_LT(agreement.vs_size, kIdentityTolerance) << optimizer;
     EXPECT_GT((graph[0] - start[0]).abs().max().item<double>(), 1e-6) << optimizer;  // it trained
   }
+}
+
+// Graph mode keeps the loss and the end of each block of kGraphBlockSteps replays and of the
+// last replay. One rank, float64, dropout off, two blocks and a shorter third: the kept
+// losses must be eager's at those steps (an identity), and the step times must tile the
+// measured loop: each block's steps equal and positive, together no longer than its wall
+// time. Runs on a 1-GPU machine too.
+TEST(GraphMode, OneRankKeepsEachBlocksLossAndEnd) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  const int steps = 2 * kGraphBlockSteps + 3;
+  auto one_rank = [&](const std::string& exec, RankTimings& timings, int& loss_every) {
+    SessionSetup setup;
+    setup.options = float64_options(25, 1, true);
+    setup.options.optimizer = "adam";
+    setup.options.lr = 1e-3;
+    setup.options.exec = exec;
+    setup.options.warmup = 3;  // graph: 2 eager steps, the capture, 1 replay; eager: 3 steps
+    setup.options.steps = steps;
+    setup.options.phase_timing = true;
+    setup.device = test_device();
+    setup.precision = torch::kDouble;
+    TrainingSession session(setup);
+    std::vector<float> losses;
+    session.run(timings, losses);
+    loss_every = session.loss_every();
+    return losses;
+  };
+  RankTimings eager_timings, graph_timings;
+  int eager_every = 0, graph_every = 0;
+  const auto eager = one_rank("eager", eager_timings, eager_every);
+  const auto graph = one_rank("graph", graph_timings, graph_every);
+  EXPECT_EQ(eager_every, 1);
+  EXPECT_EQ(graph_every, kGraphBlockSteps);
+  ASSERT_EQ(eager.size(), static_cast<size_t>(steps));
+  const std::vector<int> block_ends = {kGraphBlockSteps - 1, 2 * kGraphBlockSteps - 1, steps - 1};
+  ASSERT_EQ(graph.size(), block_ends.size());
+  for (size_t b = 0; b < block_ends.size(); ++b) {
+    const float want = eager[static_cast<size_t>(block_ends[b])];
+    // float64 losses that agree to kIdentityTolerance round to floats at most 1 ulp apart.
+    EXPECT_NEAR(graph[b], want, 2 * std::numeric_limits<float>::epsilon() * std::abs(want)) << "block " << b;
+  }
+  EXPECT_NE(graph[0], graph[1]) << "the control: Adam moves the loss";
+  const auto& step_us = graph_timings.phase_us[static_cast<size_t>(Phase::step)];
+  ASSERT_EQ(step_us.size(), static_cast<size_t>(steps));
+  double sum_us = 0;
+  for (int s = 0; s < steps; ++s) {
+    const float block_mean = step_us[static_cast<size_t>(std::min(steps, (s / kGraphBlockSteps + 1) * kGraphBlockSteps) - 1)];
+    EXPECT_GT(step_us[static_cast<size_t>(s)], 0.0f) << s;
+    EXPECT_EQ(step_us[static_cast<size_t>(s)], block_mean) << s;
+    sum_us += step_us[static_cast<size_t>(s)];
+  }
+  EXPECT_LE(sum_us, graph_timings.wall_seconds * 1e6);
 }
 
 // Dropout must draw new masks at every replay, not replay the captured ones. With the

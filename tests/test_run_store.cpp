@@ -165,6 +165,25 @@ TEST_F(RunStore, CalibrationRoundTripsAndIsOptional) {
   EXPECT_TRUE(back.runs[0].ranks[1].calibration_device_us.empty());
 }
 
+// Graph mode keeps one loss per block of replays and says so; files written before that
+// lack the attribute and read as one loss per step.
+TEST_F(RunStore, LossEveryRoundTripsAndIsOptional) {
+  ConfigRecord record = testing_samples::sample_config();
+  record.runs[0].loss_every = 50;
+  write_config(dir.string(), record);
+  const std::string path = (dir / (record.id + ".h5")).string();
+  ConfigRecord back = read_config(path);
+  EXPECT_EQ(back.runs[0].loss_every, 50);
+  EXPECT_EQ(back.runs[1].loss_every, 1);
+
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  EXPECT_GE(H5Adelete_by_name(file, "runs/run_0000", "loss_every", H5P_DEFAULT), 0);
+  H5Fclose(file);
+  back = read_config(path);
+  EXPECT_EQ(back.runs[0].loss_every, 1);
+}
+
 // A run that failed early: one rank measured 2 steps, the other none, no NVML samples.
 TEST_F(RunStore, FailedRunWithUnevenRanksKeepsEachRanksLength) {
   ConfigRecord record = testing_samples::sample_config();

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/step_clock.hpp"
+#include "engine/training_session.hpp"
 
 namespace ddpscale {
 namespace {
@@ -29,6 +30,28 @@ TEST(StepClock, UnrecordedMarksTakeThePreviousMarksTime) {
   EXPECT_EQ(phases[static_cast<int>(Phase::allreduce_exposed)], 0.0f);
   EXPECT_EQ(phases[static_cast<int>(Phase::optimizer)], 20.0f);
   EXPECT_EQ(phases[static_cast<int>(Phase::step)], 80.0f);
+}
+
+// Graph mode marks only each block's end; read() then leaves a block's time on its last step
+// (the rule above) and spread_block_totals gives every step of the block the block's mean.
+// Blocks of 4 over 10 steps: 4, 4 and a last block of 2.
+TEST(StepClock, BlockTotalsAreSpreadOverTheirSteps) {
+  std::vector<float> step_us = {0, 0, 0, 400, 0, 0, 0, 480, 0, 90};
+  spread_block_totals(step_us, 4);
+  const std::vector<float> expected = {100, 100, 100, 100, 120, 120, 120, 120, 45, 45};
+  EXPECT_EQ(step_us, expected);
+  float sum = 0;
+  for (float v : step_us) sum += v;
+  EXPECT_EQ(sum, 400 + 480 + 90);  // the blocks' total is kept exactly (these are exact in float)
+}
+
+TEST(StepClock, GraphBlocksEndEveryBlockAndAtTheLastStep) {
+  EXPECT_FALSE(ends_graph_block(0, 120));
+  EXPECT_TRUE(ends_graph_block(kGraphBlockSteps - 1, 120));
+  EXPECT_FALSE(ends_graph_block(kGraphBlockSteps, 120));
+  EXPECT_TRUE(ends_graph_block(2 * kGraphBlockSteps - 1, 120));
+  EXPECT_TRUE(ends_graph_block(119, 120));  // the last, shorter block
+  EXPECT_TRUE(ends_graph_block(2, 3));      // a run shorter than a block is one block
 }
 
 TEST(StepClock, RecordedMarksAreKept) {

@@ -40,6 +40,14 @@ void store_step_phases(double marks_us[kMarkCount], double& previous_step_end_us
   for (int p = 0; p < kPhaseCount; ++p) timings.phase_us[static_cast<size_t>(p)][step] = phases[p];
 }
 
+void spread_block_totals(std::vector<float>& step_us, int block_steps) {
+  for (size_t begin = 0; begin < step_us.size(); begin += static_cast<size_t>(block_steps)) {
+    const size_t end = std::min(step_us.size(), begin + static_cast<size_t>(block_steps));
+    const float mean = step_us[end - 1] / static_cast<float>(end - begin);
+    std::fill(step_us.begin() + static_cast<std::ptrdiff_t>(begin), step_us.begin() + static_cast<std::ptrdiff_t>(end), mean);
+  }
+}
+
 namespace {
 
 class HostStepClock final : public StepClock {

@@ -4,6 +4,7 @@
 // measured loop, so timing never adds a device synchronisation inside it.
 #pragma once
 #include <memory>
+#include <vector>
 
 #include "run_record.hpp"
 
@@ -57,5 +58,10 @@ void phases_from_marks(const double marks_us[kMarkCount], double comm_start_us, 
 // (NaN before the first step) to this step's end.
 void store_step_phases(double marks_us[kMarkCount], double& previous_step_end_us, double comm_start_us,
                        double comm_end_us, bool has_comm, size_t step, RankTimings& timings);
+
+// Where only each block's end was marked (graph mode), read() leaves a block's whole time on
+// its last step and 0 on the others; this gives each step of a block the block's mean.
+// Blocks are block_steps long, the last one possibly shorter.
+void spread_block_totals(std::vector<float>& step_us, int block_steps);
 
 }  // namespace ddpscale

@@ -19,29 +19,19 @@
 #include "nccl_communicator.hpp"
 #endif
 #ifdef DDPSCALE_CUDA_GRAPHS
-#include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <torch/version.h>
+#include "engine/graph_step.hpp"
 #endif
 
 namespace ddpscale {
 
-#ifdef DDPSCALE_CUDA_GRAPHS
-// The session's own stream (graphs cannot be captured on the default stream), current for
-// the session's whole life so that warm-up, capture and replays, and the communicator's
-// ordering events, all use it.
-struct CapturedStep {
-  explicit CapturedStep(const torch::Device& device)
-      : stream(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())), current(stream) {}
-  c10::cuda::CUDAStream stream;
-  c10::cuda::CUDAStreamGuard current;
-  at::cuda::CUDAGraph graph;
-  torch::Tensor loss;  // the captured step's loss: overwritten by every replay
-  bool captured = false;
-};
-#else
-struct CapturedStep {
-  bool captured = false;  // never created without CUDA graphs (validate_train_options)
+#ifndef DDPSCALE_CUDA_GRAPHS
+// Never created without CUDA graphs (validate_train_options refuses --exec graph): the
+// session reads the same in every build.
+class GraphStep {
+ public:
+  bool captured() const { return false; }
+  void replay() {}
+  torch::Tensor loss() const { return {}; }
 };
 #endif
 
@@ -61,7 +51,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     : setup_(setup), bf16_autocast_(setup.options.dtype == "bfloat16") {
   const auto& o = setup_.options;
 #ifdef DDPSCALE_CUDA_GRAPHS
-  if (o.exec == "graph") captured_ = std::make_unique<CapturedStep>(setup_.device);
+  if (o.exec == "graph") captured_ = std::make_unique<GraphStep>(setup_.device);
 #endif
   const uint64_t run_seed = o.seed + static_cast<uint64_t>(setup_.run_index);
   const ModelOptions model_options = model_options_from(o);
@@ -202,52 +192,51 @@ torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_s
 }
 
 // Captures one step as a CUDA graph. Capture records work without running it, so the model
-// is exactly where the warm-up left it. ThreadLocal capture mode: the other threads (NVML
-// sampler, and autograd's device thread, which issues backward onto the captured stream)
-// may go on calling CUDA.
+// is exactly where the warm-up left it.
 void TrainingSession::capture_step() {
 #ifdef DDPSCALE_CUDA_GRAPHS
   synchronize_device(setup_.device);
   NcclCommunicator* nccl = nccl_of(setup_.comm);
   if (nccl) nccl->pause_stall_watchdog();
   if (clock_) clock_->select_step(-1);  // the reducer's communication marks stay out of the graph
-#if TORCH_VERSION_MAJOR >= 2
-  captured_->graph.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
-#else
-  captured_->graph.capture_begin();  // LibTorch 1.x: global capture mode only
-#endif
-  captured_->loss = step_body(nullptr, false);
-  captured_->graph.capture_end();
-  captured_->captured = true;
-  if (nccl) nccl->watch_stream(captured_->stream.stream());  // the graph's collectives run there
+  captured_->capture([this] { return step_body(nullptr, false); });
+  if (nccl) nccl->watch_stream(captured_->stream());  // the graph's collectives run there
 #endif
 }
 
+// Between two replays the measured loop enqueues nothing, except at the end of each block of
+// kGraphBlockSteps replays: the block's end (a CUDA event) and the last replay's loss (a
+// copy). Any operation between two replays cost 2-3 us of GPU time per step on an H200,
+// event and copy alike, and so did either as a node inside the graph (docs/benchmarks.md),
+// about 2% of a small model's step; once per block it costs 0.1%.
 void TrainingSession::replay_step(int measured_index) {
-#ifdef DDPSCALE_CUDA_GRAPHS
   StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
   if (clock_) clock_->select_step(measured_index);
   const NvtxRange step_range(measured_index >= 0 ? "step (graph)" : "warm-up step (graph)");
   if (clock && measured_index == 0) clock->mark(Mark::step_start);
-  captured_->graph.replay();
-  if (clock) clock->mark(Mark::step_end);
-  // The captured loss is overwritten by the next replay: keep a copy.
-  if (measured_index >= 0) losses_.push_back(captured_->loss.detach().clone());
-#else
-  (void)measured_index;
-#endif
+  captured_->replay();
+  if (measured_index >= 0 && ends_graph_block(measured_index, setup_.options.steps)) {
+    if (clock) clock->mark(Mark::step_end);
+    losses_.push_back(captured_->loss().detach().clone());
+  }
 }
 
-// Inside a graph the phases are not split: only the step's total is kept.
-static void keep_step_time_only(RankTimings& timings) {
+bool ends_graph_block(int step, int steps) { return (step + 1) % kGraphBlockSteps == 0 || step + 1 == steps; }
+
+// Inside a graph the phases are not split: only the step's total is kept, and each step of
+// a block holds the block's mean.
+static void keep_block_step_times(RankTimings& timings) {
   for (int p = 0; p < kPhaseCount; ++p)
     if (static_cast<Phase>(p) != Phase::step)
       std::fill(timings.phase_us[static_cast<size_t>(p)].begin(), timings.phase_us[static_cast<size_t>(p)].end(), 0.0f);
+  spread_block_totals(timings.phase_us[static_cast<size_t>(Phase::step)], kGraphBlockSteps);
 }
+
+int TrainingSession::loss_every() const { return captured_ ? kGraphBlockSteps : 1; }
 
 // An untimed step in the session's mode: a replay once the step is captured, else eager.
 void TrainingSession::untimed_step() {
-  if (captured_ && captured_->captured)
+  if (captured_ && captured_->captured())
     replay_step(-1);
   else
     step(-1);
@@ -255,7 +244,7 @@ void TrainingSession::untimed_step() {
 
 void TrainingSession::train_steps(int steps) {
   for (int s = 0; s < steps; ++s) {
-    if (captured_ && !captured_->captured) {
+    if (captured_ && !captured_->captured()) {
       step(-1);  // the warm-up the capture needs; counts as the first step
       capture_step();
     } else {
@@ -299,7 +288,7 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
     }
   }
   if (clock_) clock_->read(o.steps, timings);
-  if (clock_ && captured_) keep_step_time_only(timings);
+  if (clock_ && captured_) keep_block_step_times(timings);
   if (o.gpu_busy_steps > 0) measure_gpu_busy(o.gpu_busy_steps, timings);
   const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
   losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());

@@ -26,7 +26,7 @@ class GradientReducer;
 class InitialModel;
 class OptimizerStep;
 class StepClock;
-struct CapturedStep;  // --exec graph (CUDA graph builds only)
+class GraphStep;  // --exec graph (CUDA graph builds only)
 
 struct SessionSetup {
   EngineOptions options;
@@ -45,13 +45,23 @@ struct SessionSetup {
   torch::ScalarType precision = torch::kFloat;
 };
 
+// --exec graph keeps the step's end and its loss once per block of this many measured replays
+// (and at the last one), not after every replay: see replay_step.
+constexpr int kGraphBlockSteps = 50;
+
+// Whether measured step `step` (0-based, of `steps`) ends a block of kGraphBlockSteps.
+bool ends_graph_block(int step, int steps);
+
 class TrainingSession {
  public:
   explicit TrainingSession(const SessionSetup& setup);
   ~TrainingSession();
 
   // Runs warm-up then measured steps; fills timings (this rank), losses and wall time.
+  // losses holds the loss of every loss_every()-th measured step and of the last one.
   void run(RankTimings& timings, std::vector<float>& losses);
+  // 1 in eager mode; kGraphBlockSteps in graph mode, which keeps a block's end and loss only.
+  int loss_every() const;
   // One untimed step (tests use it to compare parameters after K steps).
   void train_steps(int steps);
 
@@ -83,7 +93,7 @@ class TrainingSession {
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
   torch::Tensor host_inputs_;       // pinned copy for --data host
   std::vector<torch::Tensor> losses_;
-  std::unique_ptr<CapturedStep> captured_;  // --exec graph; declared last, destroyed first
+  std::unique_ptr<GraphStep> captured_;  // --exec graph; declared last, destroyed first
 };
 
 }  // namespace ddpscale

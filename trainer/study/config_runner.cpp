@@ -167,13 +167,16 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
     setup.initial_model = model_.get();
     TrainingSession session(setup);
     session.run(timings, run.loss);
+    run.loss_every = session.loss_every();
     if (k == 0 && fault_perturb_rank() == group_.rank()) perturb_parameters(session);
     checksum = session.parameter_checksum();
     const int bad = first_non_finite(run.loss);
     if (bad >= 0) {
       const float value = run.loss[static_cast<size_t>(bad)];
+      const int step = std::min((bad + 1) * run.loss_every, options_.steps) - 1;
       failure = std::string("non-finite loss (") + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
-                ") at measured step " + std::to_string(bad);
+                ") at measured step " + std::to_string(step) +
+                (run.loss_every > 1 ? " (graph mode keeps every " + std::to_string(run.loss_every) + "th step's loss)" : "");
     }
   } catch (const std::bad_alloc&) {
     failure = describe_failure("std::bad_alloc", options_, group_.size());
