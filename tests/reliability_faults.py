@@ -474,23 +474,29 @@ def test_sweep_barrier_stall(ctx):
 def test_sweep_long_idle_wait(ctx):
     """A 1-rank configuration whose run lasts far longer than --comm-timeout (1 s): rank 1,
     idle, waits in the sweep's barrier all that time and must not be killed for it; the
-    study completes (exit 0) and no FATAL line appears."""
+    study completes (exit 0) and no FATAL line appears. How long a run lasts depends on the
+    CPU (15 steps took 2.0 s on one machine, more on another), so the steps are quadrupled
+    until the configuration lasts more than 3 time-outs."""
     timeout_s = 1
-    folder = spec_folder(ctx, "sweep_long_idle_wait", "name: long\nmodels: [mlp@10M]\nbatch_sizes: [64]\n"
-                                                      "world_sizes: [1]\nruns: 1\nwarmup: 0\nsteps: 15\n")
-    launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS + ["--comm-timeout", str(timeout_s)], folder, name="sweep")
-    wait_until(lambda: "configurations (0 already done)" in launch.stderr() or launch.process.poll() is not None,
-               60, "the sweep's start line")
-    started_at = time.monotonic()
-    code = launch.wait(timeout=180)
-    waited = time.monotonic() - started_at
-    stderr = launch.stderr()
-    log(f"  rank 1 idle through a 1-rank configuration: exit {code} after {waited:.1f} s of runs "
-        f"(--comm-timeout {timeout_s} s)")
-    expect(code == 0, f"the sweep failed ({code}):\n{stderr}")
-    expect("FATAL" not in stderr, f"a FATAL line although nothing was stuck:\n{stderr}")
-    expect(waited > 3 * timeout_s, f"the configuration took {waited:.1f} s, not clearly beyond --comm-timeout "
-                                   f"{timeout_s} s: the test shows nothing")
+    for steps in (15, 60, 240, 960):
+        folder = spec_folder(ctx, f"sweep_long_idle_wait_{steps}", "name: long\nmodels: [mlp@10M]\nbatch_sizes: [64]\n"
+                             f"world_sizes: [1]\nruns: 1\nwarmup: 0\nsteps: {steps}\n")
+        launch = Launch(ctx.mpirun, ctx.ddpscale, SWEEP_ARGS + ["--comm-timeout", str(timeout_s)], folder,
+                        name=f"sweep-{steps}")
+        wait_until(lambda: "configurations (0 already done)" in launch.stderr() or launch.process.poll() is not None,
+                   60, "the sweep's start line")
+        started_at = time.monotonic()
+        code = launch.wait(timeout=180)
+        waited = time.monotonic() - started_at
+        stderr = launch.stderr()
+        log(f"  rank 1 idle through a 1-rank configuration of {steps} steps: exit {code} after {waited:.1f} s of runs "
+            f"(--comm-timeout {timeout_s} s)")
+        expect(code == 0, f"the sweep failed ({code}):\n{stderr}")
+        expect("FATAL" not in stderr, f"a FATAL line although nothing was stuck:\n{stderr}")
+        if waited > 3 * timeout_s:
+            return
+    expect(False, f"even {steps} steps took only {waited:.1f} s, not clearly beyond --comm-timeout {timeout_s} s: "
+                  "the test shows nothing")
 
 
 # ---------------------------------------------------------------------------------------
