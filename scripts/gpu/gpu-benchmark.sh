@@ -10,6 +10,7 @@
 # 2026-11-23), so both sides run in rounds, back to back within a round, in the order
 # ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither;
 # scripts/analysis/paired_ratio.py then compares them round by round.
+# PAIRING=row pairs the two sides row by row instead of grid by grid (below).
 # ROUNDS (default 4) rounds at most; no round starts after DEADLINE seconds (default 480,
 # for a 10-minute device call with the build done), so the call ends with a verdict on the
 # rounds that finished. Writes rounds and $OUT/reference-paired.md to ${OUT:-bench-out}/.
@@ -21,6 +22,7 @@ gpus="${GPUS:-1}"
 rounds="${ROUNDS:-4}"
 deadline=$((SECONDS + ${DEADLINE:-480}))
 studies="${STUDIES:-$DDPSCALE_ROOT/studies}"
+rows=()
 if [ "$gpus" = 1 ]; then
   # SPEC and ROWS (MODEL:BATCH ...) narrow the grid, e.g. to settle one model's rows with
   # more rounds; ROWS must name exactly the spec's configurations. VARIANTS (default
@@ -33,28 +35,53 @@ else
   study="$studies/reference-comparison"
 fi
 
+# Each side measures into a round folder DIR: ddpscale_side DIR SPEC, pytorch_side DIR ROW...
 ddpscale_side() {
-  local round="$1"
-  log "round $round: ddpscale ($spec)"
-  "${MPIRUN[@]}" -np "$gpus" "$DDPSCALE_BIN" sweep "$spec" --out "$study/round-$round" \
-    --overwrite >"$out/round-$round/ddpscale-sweep.txt" 2>&1
-  "$DDPSCALE_BIN" report "$study/round-$round" --no-plots --out "$out/round-$round/report" >/dev/null
+  local dir="$1" spec_file="$2"
+  log "${dir#"$out"/}: ddpscale ($spec_file)"
+  "${MPIRUN[@]}" -np "$gpus" "$DDPSCALE_BIN" sweep "$spec_file" --out "$study/${dir#"$out"/}" \
+    --overwrite >"$dir/ddpscale-sweep.txt" 2>&1
+  "$DDPSCALE_BIN" report "$study/${dir#"$out"/}" --no-plots --out "$dir/report" >/dev/null
 }
-
 pytorch_side() {
-  local round="$1"
+  local dir="$1"
+  shift
   if [ "$gpus" = 1 ]; then
-    log "round $round: PyTorch eager and graph on 1 GPU"
-    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "${rows[@]}" --variant ${VARIANTS:-eager graph} \
-      >"$out/round-$round/pytorch-1gpu.jsonl" 2>"$out/round-$round/pytorch-1gpu.err"
+    log "${dir#"$out"/}: PyTorch ${VARIANTS:-eager graph} on 1 GPU"
+    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "$@" --variant ${VARIANTS:-eager graph} \
+      >"$dir/pytorch-1gpu.jsonl" 2>"$dir/pytorch-1gpu.err"
   else
-    log "round $round: PyTorch DDP on 1 GPU, then 2"
-    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" >"$out/round-$round/pytorch-1gpu.jsonl"
+    log "${dir#"$out"/}: PyTorch DDP on 1 GPU, then 2"
+    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" >"$dir/pytorch-1gpu.jsonl"
     python3 -m torch.distributed.run --standalone --nproc_per_node 2 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" \
-      2>&1 | grep '^{' >"$out/round-$round/pytorch-2gpu.jsonl"
+      2>&1 | grep '^{' >"$dir/pytorch-2gpu.jsonl"
   fi
 }
-
+# PAIRING=row (1 GPU): one row at a time, ddpscale's one-configuration sweep and PyTorch's
+# run of the same row back to back (seconds apart instead of the whole grid apart), the order
+# alternating from row to row and round to round; each row is its own folder, which
+# paired_ratio.py reads as a round holding that row only. The row's spec is the grid spec's
+# settings for that model and batch (runs 3, 10 + 100 steps, Adam, lr 1e-3, seed 42), in the
+# exec modes VARIANTS names.
+row_spec() {
+  local model="$1" batch="$2" file="$3" modes
+  modes=$(echo "${VARIANTS:-eager graph}" | tr ' ' ',')
+  printf 'name: %s-b%s\nmodels: [%s]\nbatch_sizes: [%s]\nworld_sizes: [1]\nexec: [%s]\nruns: 3\nwarmup: 10\nsteps: 100\noptimizer: adam\nlr: 0.001\nseed: 42\n' \
+    "$model" "$batch" "$model" "$batch" "$modes" >"$file"
+}
+pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when FIRST is ddpscale
+  local first="$1" dir="$2" spec_file="$3"
+  shift 3
+  mkdir -p "$dir"
+  if [ "$first" = ddpscale ]; then
+    ddpscale_side "$dir" "$spec_file"
+    pytorch_side "$dir" "$@"
+  else
+    pytorch_side "$dir" "$@"
+    ddpscale_side "$dir" "$spec_file"
+  fi
+  finished+=("$dir")
+}
 finished=()
 last=0  # the last round's seconds: a round that would end past the deadline is not started
 for round in $(seq 1 "$rounds"); do
@@ -64,14 +91,20 @@ for round in $(seq 1 "$rounds"); do
   fi
   mkdir -p "$out/round-$round"
   start=$SECONDS
-  if ((round % 2 == 1)); then
-    ddpscale_side "$round"
-    pytorch_side "$round"
+  if [ "${PAIRING:-round}" = row ] && [ "$gpus" = 1 ]; then
+    for i in "${!rows[@]}"; do  # a row's order flips from round to round: A B | B A | ...
+      row="${rows[$i]}"
+      dir="$out/round-$round/${row/:/-b}"
+      mkdir -p "$dir"
+      row_spec "${row%%:*}" "${row##*:}" "$dir/spec.yaml"
+      if (((i + round) % 2 == 1)); then first=ddpscale; else first=pytorch; fi
+      pair "$first" "$dir" "$dir/spec.yaml" "$row"
+    done
+  elif ((round % 2 == 1)); then
+    pair ddpscale "$out/round-$round" "$spec" "${rows[@]}"
   else
-    pytorch_side "$round"
-    ddpscale_side "$round"
+    pair pytorch "$out/round-$round" "$spec" "${rows[@]}"
   fi
-  finished+=("$out/round-$round")
   last=$((SECONDS - start))
   log "round $round took $last s"
 done
