@@ -65,6 +65,7 @@ void add_train_options(cxxopts::Options& options) {
                       "first, to PREFIX.rank<R>.csv (each rank; the last run's)",
        cxxopts::value<std::string>()->default_value(""), "PREFIX")
       ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)")
+      ("no-gpu-sampling", "no NVML readings (utilisation, memory, power) during the measured steps")
       ("no-memory-check", "skip the memory pre-flight, which refuses a model whose estimated training memory "
                           "(weights, gradients, optimizer state, gradient buckets, activations) exceeds the free "
                           "memory (host RAM on CPU, shared by the host's ranks; the GPU's on GPU) before building it")
@@ -101,6 +102,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.steps = a["steps"].as<int>();
   o.seed = a["seed"].as<uint64_t>();
   o.phase_timing = a.count("no-phase-timing") == 0;
+  o.gpu_sampling = a.count("no-gpu-sampling") == 0;
   o.alternate_phase_timing = a.count("alternate-phase-timing") > 0;
   o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
   o.gpu_kernels = a["gpu-kernels"].as<std::string>();

@@ -163,7 +163,7 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
     setup.world_size = group_.size();
     setup.device = torch_device_of(device_);
     setup.comm = comm_;
-    setup.sampler = sampler_->enabled() ? sampler_.get() : nullptr;
+    setup.sampler = options_.gpu_sampling && sampler_->enabled() ? sampler_.get() : nullptr;
     setup.initial_model = model_.get();
     TrainingSession session(setup);
     session.run(timings, run.loss);
