@@ -15,4 +15,9 @@ const char* phase_name(Phase phase) {
   return "?";
 }
 
+int RunRecord::step_of_loss(int index, int steps) const {
+  const int end = (index + 1) * loss_every;
+  return (end < steps ? end : steps) - 1;
+}
+
 }  // namespace ddpscale

@@ -47,6 +47,8 @@ struct RunRecord {
   // 1: loss[i] is step i's. k > 1 (graph mode): loss[i] is step min((i+1)*k, steps)-1's, the
   // end of a block of k replays (between which the measured loop enqueues nothing).
   int loss_every = 1;
+  // The measured step (0-based, of `steps`) whose loss is loss[index]: see loss_every.
+  int step_of_loss(int index, int steps) const;
   std::vector<RankTimings> ranks;  // index = rank within the configuration's group
 };
 

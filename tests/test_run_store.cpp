@@ -184,6 +184,20 @@ TEST_F(RunStore, LossEveryRoundTripsAndIsOptional) {
   EXPECT_EQ(back.runs[0].loss_every, 1);
 }
 
+// Which step a kept loss belongs to: every step's with loss_every 1; with blocks of 50 over
+// 103 steps, the ends of the blocks 0-49, 50-99 and the short 100-102.
+TEST(RunRecord, StepOfLossNamesTheBlockEnd) {
+  RunRecord eager;
+  EXPECT_EQ(eager.step_of_loss(0, 100), 0);
+  EXPECT_EQ(eager.step_of_loss(17, 100), 17);
+  RunRecord graph;
+  graph.loss_every = 50;
+  EXPECT_EQ(graph.step_of_loss(0, 103), 49);
+  EXPECT_EQ(graph.step_of_loss(1, 103), 99);
+  EXPECT_EQ(graph.step_of_loss(2, 103), 102);
+  EXPECT_EQ(graph.step_of_loss(0, 20), 19);  // a run shorter than a block
+}
+
 // A run that failed early: one rank measured 2 steps, the other none, no NVML samples.
 TEST_F(RunStore, FailedRunWithUnevenRanksKeepsEachRanksLength) {
   ConfigRecord record = testing_samples::sample_config();

@@ -173,7 +173,7 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
     const int bad = first_non_finite(run.loss);
     if (bad >= 0) {
       const float value = run.loss[static_cast<size_t>(bad)];
-      const int step = std::min((bad + 1) * run.loss_every, options_.steps) - 1;
+      const int step = run.step_of_loss(bad, options_.steps);
       failure = std::string("non-finite loss (") + (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
                 ") at measured step " + std::to_string(step) +
                 (run.loss_every > 1 ? " (graph mode keeps every " + std::to_string(run.loss_every) + "th step's loss)" : "");
