@@ -150,8 +150,11 @@ def check_run(run, params, name, failures):
                         and bool(np.all(np.isfinite(calibration))) and bool(np.all(calibration > 0)),
                         f"{name}: calibration_host_us {calibration.tolist()} is not one positive reading per rank")
     loss = run["loss"][()]
-    failures.expect(loss.shape == (steps,) and bool(np.all(np.isfinite(loss))),
-                    f"{name}: loss shape {loss.shape} or non-finite values")
+    # One loss per step, or (graph mode, attribute loss_every k) one per block of k steps.
+    every = int(a.get("loss_every", 1))
+    kept = -(-steps // every)
+    failures.expect(every >= 1 and loss.shape == (kept,) and bool(np.all(np.isfinite(loss))),
+                    f"{name}: loss shape {loss.shape} (expected ({kept},): loss_every {every}) or non-finite values")
     wall = np.asarray(run["wall_seconds"][()], dtype=np.float64)
     if not failures.expect(wall.shape == (world,) and bool(np.all(wall > 0)),
                            f"{name}: wall_seconds {wall} (expected {world} positive values)"):
