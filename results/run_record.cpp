@@ -15,9 +15,13 @@ const char* phase_name(Phase phase) {
   return "?";
 }
 
-int RunRecord::step_of_loss(int index, int steps) const {
-  const int end = (index + 1) * loss_every;
+int last_step_of_block(int step, int block, int steps) {
+  const int end = (step / block + 1) * block;
   return (end < steps ? end : steps) - 1;
+}
+
+int RunRecord::step_of_loss(int index, int steps) const {
+  return last_step_of_block(index * loss_every, loss_every, steps);
 }
 
 }  // namespace ddpscale

@@ -36,6 +36,11 @@ struct RankTimings {
 
 enum class RunStatus { ok, failed };
 
+// Measured steps in blocks of `block` (graph mode keeps one loss and one end mark per block),
+// the last block possibly shorter: the last step of the block that `step` (0-based, of
+// `steps`) falls in.
+int last_step_of_block(int step, int block, int steps);
+
 struct RunRecord {
   int index = 0;             // run k of the configuration
   uint64_t seed = 0;         // seed + k: dropout and data (initial parameters: the configuration's seed)

@@ -573,7 +573,7 @@ TEST(GraphMode, OneRankKeepsEachBlocksLossAndEnd) {
   ASSERT_EQ(step_us.size(), static_cast<size_t>(steps));
   double sum_us = 0;
   for (int s = 0; s < steps; ++s) {
-    const float block_mean = step_us[static_cast<size_t>(std::min(steps, (s / kGraphBlockSteps + 1) * kGraphBlockSteps) - 1)];
+    const float block_mean = step_us[static_cast<size_t>(last_step_of_block(s, kGraphBlockSteps, steps))];
     EXPECT_GT(step_us[static_cast<size_t>(s)], 0.0f) << s;
     EXPECT_EQ(step_us[static_cast<size_t>(s)], block_mean) << s;
     sum_us += step_us[static_cast<size_t>(s)];

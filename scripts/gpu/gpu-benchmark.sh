@@ -72,7 +72,6 @@ row_spec() {
 pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when FIRST is ddpscale
   local first="$1" dir="$2" spec_file="$3"
   shift 3
-  mkdir -p "$dir"
   if [ "$first" = ddpscale ]; then
     ddpscale_side "$dir" "$spec_file"
     pytorch_side "$dir" "$@"

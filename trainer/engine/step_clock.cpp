@@ -41,10 +41,11 @@ void store_step_phases(double marks_us[kMarkCount], double& previous_step_end_us
 }
 
 void spread_block_totals(std::vector<float>& step_us, int block_steps) {
-  for (size_t begin = 0; begin < step_us.size(); begin += static_cast<size_t>(block_steps)) {
-    const size_t end = std::min(step_us.size(), begin + static_cast<size_t>(block_steps));
-    const float mean = step_us[end - 1] / static_cast<float>(end - begin);
-    std::fill(step_us.begin() + static_cast<std::ptrdiff_t>(begin), step_us.begin() + static_cast<std::ptrdiff_t>(end), mean);
+  const int steps = static_cast<int>(step_us.size());
+  for (int begin = 0; begin < steps; begin += block_steps) {
+    const int end = last_step_of_block(begin, block_steps, steps) + 1;
+    const float mean = step_us[static_cast<size_t>(end - 1)] / static_cast<float>(end - begin);
+    std::fill(step_us.begin() + begin, step_us.begin() + end, mean);
   }
 }
 

@@ -221,7 +221,7 @@ void TrainingSession::replay_step(int measured_index) {
   }
 }
 
-bool ends_graph_block(int step, int steps) { return (step + 1) % kGraphBlockSteps == 0 || step + 1 == steps; }
+bool ends_graph_block(int step, int steps) { return last_step_of_block(step, kGraphBlockSteps, steps) == step; }
 
 // Inside a graph the phases are not split: only the step's total is kept, and each step of
 // a block holds the block's mean.
