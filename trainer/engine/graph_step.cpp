@@ -1,5 +1,6 @@
 #include "engine/graph_step.hpp"
 
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/version.h>
 
 namespace ddpscale {
@@ -10,6 +11,9 @@ GraphStep::GraphStep(const torch::Device& device)
 // ThreadLocal capture mode: the other threads (NVML sampler, and autograd's device thread,
 // which issues backward onto the captured stream) may go on calling CUDA.
 void GraphStep::capture(const std::function<torch::Tensor()>& body) {
+  // As torch.cuda.graph does before it captures: the warm-up's cached blocks go back to the
+  // driver, so the graph's private pool is laid out in device memory as PyTorch's is.
+  c10::cuda::CUDACachingAllocator::emptyCache();
 #if TORCH_VERSION_MAJOR >= 2
   graph_.capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
 #else

@@ -23,18 +23,16 @@ class LibTorchOptimizer final : public OptimizerStep {
 // Adam (betas 0.9/0.999, eps 1e-8, no weight decay, no amsgrad).
 class FusedAdam final : public OptimizerStep {
  public:
-  FusedAdam(std::vector<torch::Tensor> parameters, double lr) : parameters_(std::move(parameters)), lr_(lr) {
-    for (const auto& p : parameters_) {
-      exp_avg_.push_back(torch::zeros_like(p));
-      exp_avg_sq_.push_back(torch::zeros_like(p));
-      steps_.push_back(torch::zeros({}, p.options().dtype(torch::kFloat)));
-    }
-  }
+  FusedAdam(std::vector<torch::Tensor> parameters, double lr)
+      : parameters_(std::move(parameters)), exp_avg_(parameters_.size()), exp_avg_sq_(parameters_.size()),
+        steps_(parameters_.size()), lr_(lr) {}
   void step() override {
     torch::NoGradGuard no_grad;
     std::vector<torch::Tensor> grads;
     grads.reserve(parameters_.size());
     for (const auto& p : parameters_) grads.push_back(p.grad());
+    for (size_t i = 0; i < parameters_.size(); ++i)
+      if (grads[i].defined() && !steps_[i].defined()) allocate_state(i);
     const bool every_gradient = std::all_of(grads.begin(), grads.end(), [](const torch::Tensor& g) { return g.defined(); });
     if (every_gradient) {
       update(parameters_, grads, exp_avg_, exp_avg_sq_, steps_);
@@ -56,6 +54,15 @@ class FusedAdam final : public OptimizerStep {
   std::string describe() const override { return "adam-fused"; }
 
  private:
+  // At a parameter's first update, in torch.optim.Adam's order (step count, then the two
+  // moments), so that after the first backward the state lands in device memory as
+  // PyTorch's does, not beside the parameters.
+  void allocate_state(size_t i) {
+    const torch::Tensor& p = parameters_[i];
+    steps_[i] = torch::zeros({}, p.options().dtype(torch::kFloat));
+    exp_avg_[i] = torch::zeros_like(p);
+    exp_avg_sq_[i] = torch::zeros_like(p);
+  }
   void update(const std::vector<torch::Tensor>& params, const std::vector<torch::Tensor>& grads,
               const std::vector<torch::Tensor>& avg, const std::vector<torch::Tensor>& avg_sq,
               const std::vector<torch::Tensor>& steps) {

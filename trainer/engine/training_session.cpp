@@ -78,7 +78,6 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   const int64_t global = o.batch * setup_.world_size;
   SyntheticBatch batch = make_synthetic_batch(o.model, model_options, global, run_seed, torch::kCPU);
   inputs_ = batch.inputs.narrow(0, local * setup_.rank, local).contiguous();
-  labels_ = batch.labels.narrow(0, local * setup_.rank, local).contiguous().to(setup_.device);
   if (inputs_.is_floating_point()) inputs_ = inputs_.to(setup_.precision);  // token ids stay int64
   if (o.data == "host") {
     host_inputs_ = inputs_.pin_memory();
@@ -86,6 +85,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   } else {
     inputs_ = inputs_.to(setup_.device);
   }
+  labels_ = batch.labels.narrow(0, local * setup_.rank, local).contiguous().to(setup_.device);
 
   const bool fused = resolved_optimizer(o.optimizer, o.optimizer_impl, setup_.device.is_cuda()) == "adam-fused";
   optimizer_ = make_optimizer(o.optimizer, fused, o.lr, parameters_);
