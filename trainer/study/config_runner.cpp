@@ -124,8 +124,10 @@ std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, co
                                         torch_device_of(device));
 }
 
-// Every 10 ms: enough readings in a window of 100 steps of 1 ms, and a thread that wakes this
-// seldom costs the host-bound step nothing measurable.
+// Every 100 ms: NVML's utilisation and power are averages over its own sample period (1/6 s
+// to 1 s), so 10 ms readings repeated each other, and each reading inside the measured loop
+// cost a graph step on an H200 about 40 us (0.36% of 100 replays of mlp-medium b8;
+// docs/benchmarks.md, 2026-11-24). Start and stop readings bracket every run regardless.
 ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
                                      const DeviceChoice& device, std::shared_ptr<InitialModel> model)
     : options_(options),
@@ -134,7 +136,7 @@ ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup
       device_(device),
       model_(model ? std::move(model) : make_initial_model(options, device)),
       sampler_(std::make_unique<DeviceSampler>(device.cuda ? nvml_probe(device.device_index) : SampleProbe{},
-                                               std::chrono::milliseconds(10))) {
+                                               std::chrono::milliseconds(100))) {
   record_.params = config_params(options, group.size(),
                                  describe_model(options.model, model_options_from(options)).parameters, device.cuda);
   record_.id = config_id(record_.params);

@@ -19,7 +19,7 @@ struct TrainOptions : EngineOptions {
   // Runs time phases in the pattern on, off, off, on (repeated), so the clock's own cost is
   // measured between neighbouring runs of one launch, where the machine's drift cancels.
   bool alternate_phase_timing = false;
-  // NVML readings (utilisation, memory, power) every 10 ms during the measured steps; off:
+  // NVML readings (utilisation, memory, power) every 100 ms during the measured steps; off:
   // no sampling thread at all, to measure what it costs or to keep NVML off a shared GPU.
   bool gpu_sampling = true;
 };
