@@ -30,9 +30,10 @@ class FusedAdam final : public OptimizerStep {
     torch::NoGradGuard no_grad;
     std::vector<torch::Tensor> grads;
     grads.reserve(parameters_.size());
-    for (const auto& p : parameters_) grads.push_back(p.grad());
-    for (size_t i = 0; i < parameters_.size(); ++i)
+    for (size_t i = 0; i < parameters_.size(); ++i) {
+      grads.push_back(parameters_[i].grad());
       if (grads[i].defined() && !steps_[i].defined()) allocate_state(i);
+    }
     const bool every_gradient = std::all_of(grads.begin(), grads.end(), [](const torch::Tensor& g) { return g.defined(); });
     if (every_gradient) {
       update(parameters_, grads, exp_avg_, exp_avg_sq_, steps_);
