@@ -6,8 +6,10 @@
 #
 # On tests/specs/tiny.yaml (4 configurations x 3 runs):
 #  1. WORK_DIR/A: the uninterrupted study; checked against the spec's grid (check_study.py).
-#  2. WORK_DIR/B: the sweep is started, SIGKILLed (mpirun) as soon as one configuration file
-#     exists, every rank of it is made sure dead, then `--resume` finishes it.
+#  2. WORK_DIR/B: the sweep is started, frozen (SIGSTOP to mpirun and its ranks) as soon as
+#     one configuration file exists, SIGKILLed (mpirun), every rank of it is made sure dead,
+#     then `--resume` finishes it. (Ranks running on after mpirun's death are the soak's
+#     case, tests/soak_kill_resume.sh.)
 #     B must equal A (same files, same runs, none duplicated, all readable, no *.tmp), the
 #     files finished before the kill must be untouched (skipped, not measured again), and
 #     the resumed launch must say how many configurations it skipped.
@@ -56,6 +58,7 @@ while ! has_config_file "$B"; do
   [ "$SECONDS" -lt "$deadline" ] || { kill_sweep "$SWEEP_PID" "$B"; fail "no configuration file in $B after 300 s"; }
   sleep 0.05
 done
+freeze_sweep "$SWEEP_PID"  # the kill lands where the first file was seen, whatever the speed
 kill_sweep "$SWEEP_PID" "$B"
 mapfile -t done_at_kill < <(config_files "$B")
 say "killed mpirun after $(elapsed_since "$t0") s with ${#done_at_kill[@]} configuration file(s) in B;" \

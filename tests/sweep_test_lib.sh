@@ -128,6 +128,16 @@ describe_processes() {
   done
 }
 
+# freeze_sweep PID: SIGSTOP to mpirun and every process under it, so that nothing more is
+# stored until kill_sweep kills them (a stopped process still dies of SIGKILL). For a test
+# that must kill a sweep mid-way on any machine: on a fast one, ranks running on for the
+# second OpenMPI takes to notice (see kill_sweep) finished all of tiny.yaml's configurations.
+freeze_sweep() {
+  local p
+  kill -STOP "$1" 2>/dev/null
+  for p in $(descendants "$1"); do kill -STOP "$p" 2>/dev/null; done
+}
+
 # kill_sweep PID OUT: SIGKILL to mpirun, as a user or a scheduler would. mpirun is stopped
 # first so that the list of its children is complete. Its ranks do not die with it: they
 # run on (and may store another configuration) until OpenMPI notices, about a second later
