@@ -177,7 +177,7 @@ def check_config_file(path, expect, failures):
             failures.expect(root.get("config_id") == name[:-3],
                             f"{name}: config_id attribute {root.get('config_id')!r} is not the file name stem")
             # Which build measured it and when: a resumed study can mix builds.
-            failures.expect(re.fullmatch(r"[0-9a-f]{7,40}|unknown", root.get("git_commit", "")) is not None,
+            failures.expect(re.fullmatch(r"[0-9a-f]{7,40}(-modified)?|unknown", root.get("git_commit", "")) is not None,
                             f"{name}: git_commit attribute {root.get('git_commit')!r} is not a commit")
             failures.expect(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", root.get("finished_utc", "")) is not None,
                             f"{name}: finished_utc attribute {root.get('finished_utc')!r} is not an ISO 8601 UTC time")
