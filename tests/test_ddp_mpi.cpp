@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <thread>
 
 #include "check.hpp"
 #include "communicator.hpp"
@@ -722,6 +723,24 @@ TEST(FusedAdam, MatchesLibTorchAdam) {
   }
 }
 #endif
+
+// The backward pass runs on the thread that calls the step, not on autograd's worker thread
+// for the GPU (training_session.cpp, BackwardOnCallingThread): a gradient hook, which runs
+// where autograd computes that gradient, records its thread. On CPU LibTorch runs it there
+// anyway; on a GPU this fails without the switch.
+TEST(EagerStep, BackwardRunsOnTheCallingThread) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  SessionSetup setup;
+  setup.options = deterministic_options(25, 1, true);
+  setup.device = test_device();
+  TrainingSession session(setup);
+  std::vector<std::thread::id> hook_threads;
+  torch::Tensor first = session.parameters().front();
+  first.register_hook([&hook_threads](const torch::Tensor&) { hook_threads.push_back(std::this_thread::get_id()); });
+  session.train_steps(2);
+  ASSERT_EQ(hook_threads.size(), 2u);
+  for (const auto& id : hook_threads) EXPECT_EQ(id, std::this_thread::get_id());
+}
 
 TEST(BucketPlan, ReverseOrderCapsAndOversizedParameters) {
   ReducerOptions options;

@@ -63,9 +63,10 @@ pytorch_side() {
 # paired_ratio.py reads as a round holding that row only. The row's spec is the grid spec's
 # settings for that model and batch (runs 3, 10 + 100 steps, Adam, lr 1e-3, seed 42), in the
 # exec modes VARIANTS names.
+# PyTorch's eager-* and compile-* variants are all set against ddpscale's eager step.
 row_spec() {
   local model="$1" batch="$2" file="$3" modes
-  modes=$(echo "${VARIANTS:-eager graph}" | tr ' ' ',')
+  modes=$(for v in ${VARIANTS:-eager graph}; do [ "$v" = graph ] && echo graph || echo eager; done | sort -u | paste -sd,)
   printf 'name: %s-b%s\nmodels: [%s]\nbatch_sizes: [%s]\nworld_sizes: [1]\nexec: [%s]\nruns: 3\nwarmup: 10\nsteps: 100\noptimizer: adam\nlr: 0.001\nseed: 42\n' \
     "$model" "$batch" "$model" "$batch" "$modes" >"$file"
 }

@@ -11,6 +11,8 @@ World size 1 trains without the DDP wrapper, as ddpscale does. Prints one JSON l
 
 Variants (what a PyTorch user who cares about speed can run):
   eager                    Adam(fused=True), zero_grad(set_to_none=True): PyTorch's fastest eager step
+  eager-caller-thread      eager with torch.autograd.set_multithreading_enabled(False): the backward
+                           runs on the calling thread, not autograd's per-GPU thread, as ddpscale's does
   eager-foreach            Adam's default (foreach) and zero_grad(set_to_none=False): the reference
                            of the earlier sessions, kept to compare with their figures
   graph                    the whole step (forward, backward, fused capturable Adam) captured once
@@ -42,7 +44,7 @@ MLP_SHAPES = {
 RECURRENT = dict(features=32, hidden=160, layers=2, classes=10, seq_len=64, dropout=0.2)
 TRANSFORMER = dict(vocab=1000, seq_len=64, d_model=128, heads=4, ff=512, layers=8, classes=10, dropout=0.1)
 MODELS = ["mlp-medium", "mlp-large", "lstm", "gru", "transformer"]
-VARIANTS = ["eager", "eager-foreach", "graph", "compile-default", "compile-reduce-overhead"]
+VARIANTS = ["eager", "eager-caller-thread", "eager-foreach", "graph", "compile-default", "compile-reduce-overhead"]
 
 
 def build_mlp(name):
@@ -186,6 +188,15 @@ def synchronize(device):
 
 
 def measure(name, batch, variant, args, device, world, rank):
+    # Thread-local: set for this thread (the one that calls backward) and restored after.
+    torch.autograd.set_multithreading_enabled(variant != "eager-caller-thread")
+    try:
+        return measure_variant(name, batch, variant, args, device, world, rank)
+    finally:
+        torch.autograd.set_multithreading_enabled(True)
+
+
+def measure_variant(name, batch, variant, args, device, world, rank):
     step_ms, warmup_s = [], []
     trainer = None
     for run in range(args.runs):

@@ -21,8 +21,38 @@
 #ifdef DDPSCALE_CUDA_GRAPHS
 #include "engine/graph_step.hpp"
 #endif
+#include <torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <c10/core/AutogradState.h>
+#endif
 
 namespace ddpscale {
+
+// Runs the backward pass on the thread that calls it, not on autograd's worker thread for
+// the GPU. With one GPU per process the worker does nothing the caller could not, and
+// handing the pass to it and back costs two thread wake-ups per step: host time an eager
+// step pays in full (docs/benchmarks.md). LibTorch 1.x (the CPU build) has no switch and
+// runs a CPU backward on the calling thread anyway.
+class BackwardOnCallingThread {
+ public:
+  BackwardOnCallingThread() {
+#if TORCH_VERSION_MAJOR >= 2
+    c10::AutogradState::get_tls_state().set_multithreading_enabled(false);
+#endif
+  }
+  ~BackwardOnCallingThread() {
+#if TORCH_VERSION_MAJOR >= 2
+    c10::AutogradState::get_tls_state().set_multithreading_enabled(previous_);
+#endif
+  }
+  BackwardOnCallingThread(const BackwardOnCallingThread&) = delete;
+  BackwardOnCallingThread& operator=(const BackwardOnCallingThread&) = delete;
+
+ private:
+#if TORCH_VERSION_MAJOR >= 2
+  bool previous_ = c10::AutogradState::get_tls_state().get_multithreading_enabled();
+#endif
+};
 
 #ifndef DDPSCALE_CUDA_GRAPHS
 // Never created without CUDA graphs (validate_train_options refuses --exec graph): the
@@ -174,6 +204,7 @@ torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_s
   }
   {
     const NvtxRange range("backward");
+    const BackwardOnCallingThread on_this_thread;
     loss.backward();
     if (clock) clock->mark(Mark::backward_end);
   }
