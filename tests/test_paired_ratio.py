@@ -11,7 +11,8 @@ These PyTorch lines carry no variant (written before variants existed): they are
 "eager-foreach" against ddpscale's eager rows, and the graph row gets an unjudged table only.
 A second set of three rounds has variants, with known answers against the targets 1.5 and 1.0:
 - transformer b32 eager: 1.2x PyTorch "eager" in every round -> no; against "eager-foreach"
-  (also in the rounds, 1.5x) only the unjudged table shows it.
+  (also in the rounds, 1.5x) only the unjudged table shows it; against "eager-caller-thread"
+  (1.6x, judged too) -> yes.
 - mlp b8 graph: ratios 0.98, 1.00, 1.02 -> log mean 0, sd 0.02 (logs -0.0202, 0, 0.0198);
   t(0.975, 2) = 4.303 -> undecided against 1.0 (about [0.95, 1.05]).
 - mlp b128 graph: 0.90 in every round -> no.
@@ -66,7 +67,7 @@ def write_round(directory, index):
 
 def write_variant_round(directory, index):
     graph_b8 = [0.98, 1.00, 1.02][index]
-    rows = [("transformer", 32, "eager", 120.0, {"eager": 100.0, "eager-foreach": 80.0}),
+    rows = [("transformer", 32, "eager", 120.0, {"eager": 100.0, "eager-foreach": 80.0, "eager-caller-thread": 75.0}),
             ("mlp", 8, "graph", 1000.0 * graph_b8, {"graph": 1000.0}),
             ("mlp", 128, "graph", 900.0, {"graph": 1000.0})]
     write_summary(directory, [(model, batch, 1, mode, sps) for model, batch, mode, sps, _ in rows])
@@ -83,6 +84,8 @@ def check_variants(tmp):
     print(out)
     expected = ["### ddpscale eager against PyTorch eager (judged: at least 1.5x)",
                 "| transformer | 32 | 1 | 3 | 1.20, 1.20, 1.20 | 1.20x [1.20, 1.20] | no |",
+                "### ddpscale eager against PyTorch eager-caller-thread (judged: at least 1.5x)",
+                "| transformer | 32 | 1 | 3 | 1.60, 1.60, 1.60 | 1.60x [1.60, 1.60] | yes |",
                 "### ddpscale graph against PyTorch graph (judged: at least 1x)",
                 "| mlp | 8 | 1 | 3 | 0.98, 1.00, 1.02 | 1.00x [0.95, 1.05] | undecided |",
                 "| mlp | 128 | 1 | 3 | 0.90, 0.90, 0.90 | 0.90x [0.90, 0.90] | no |",

@@ -9,9 +9,11 @@ back. An eager step is host work, and on the GPU machine the host's speed drifts
 the drift, not the programs. Within a round both sides meet the same host; the rounds run in
 the order ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither side.
 
-Two judged comparisons: ddpscale's eager step against PyTorch's variant "eager" (fused Adam,
+Judged comparisons: ddpscale's eager step against PyTorch's variant "eager" (fused Adam,
 set_to_none; lines without a variant, from before variants existed, are "eager-foreach" and
-are judged in its place when a round has no "eager" line), and ddpscale's graph step
+are judged in its place when a round has no "eager" line) and, where the rounds have it,
+against "eager-caller-thread" (the same with the backward on the calling thread, as
+ddpscale runs it since 0b19c2f, and faster than "eager"), and ddpscale's graph step
 (--exec graph) against PyTorch's "graph" (the whole step captured with torch.cuda.graph).
 Per configuration (model, batch per GPU, GPUs) and round: r = ddpscale's median samples/s
 over its runs / PyTorch's. Over rounds: the geometric mean of r with a 95% t-interval on
@@ -76,10 +78,12 @@ def verdict(low, high, target):
 
 def judged_pairings(rounds):
     """The (mode, PyTorch variant) pairs to judge: eager against "eager" (else the old default
-    "eager-foreach" for rounds measured before variants existed), graph against "graph"."""
+    "eager-foreach" for rounds measured before variants existed) and "eager-caller-thread",
+    graph against "graph"."""
     present = set().union(*rounds)
     eager_reference = "eager" if ("eager", "eager") in present else OLD_DEFAULT_VARIANT
-    return [p for p in (("eager", eager_reference), ("graph", "graph")) if p in present]
+    candidates = (("eager", eager_reference), ("eager", "eager-caller-thread"), ("graph", "graph"))
+    return [p for p in candidates if p in present]
 
 
 def print_table(rounds, pairing, target):
