@@ -188,12 +188,11 @@ def synchronize(device):
 
 
 def measure(name, batch, variant, args, device, world, rank):
-    # Thread-local: set for this thread (the one that calls backward) and restored after.
-    torch.autograd.set_multithreading_enabled(variant != "eager-caller-thread")
-    try:
+    if variant != "eager-caller-thread":
         return measure_variant(name, batch, variant, args, device, world, rank)
-    finally:
-        torch.autograd.set_multithreading_enabled(True)
+    # Thread-local (PyTorch 2.0 on): off for this thread, the one that calls backward.
+    with torch.autograd.set_multithreading_enabled(False):
+        return measure_variant(name, batch, variant, args, device, world, rank)
 
 
 def measure_variant(name, batch, variant, args, device, world, rank):
