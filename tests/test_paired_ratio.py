@@ -16,6 +16,8 @@ A second set of three rounds has variants, with known answers against the target
 - mlp b8 graph: ratios 0.98, 1.00, 1.02 -> log mean 0, sd 0.02 (logs -0.0202, 0, 0.0198);
   t(0.975, 2) = 4.303 -> undecided against 1.0 (about [0.95, 1.05]).
 - mlp b128 graph: 0.90 in every round -> no.
+Rows paired one by one (gpu-benchmark.sh's PAIRING=row: round-K/MODEL-bBATCH folders), 3
+rounds of 2 rows at 1.6x and 1.2x: "2 configurations over 3 rounds", not over 6.
 Exit 0 pass, 1 fail.
 """
 import csv
@@ -94,6 +96,22 @@ def check_variants(tmp):
     return [line for line in expected if line not in out]
 
 
+def check_row_pairing(tmp):
+    folders = []
+    for k in range(1, 4):
+        for batch, ours in ((8, 1600.0), (16, 1200.0)):
+            directory = os.path.join(tmp, "rows", f"round-{k}", f"mlp-b{batch}")
+            os.makedirs(directory)
+            write_summary(directory, [("mlp", batch, 1, "eager", ours * k)])
+            write_pytorch(directory, [{"model": "mlp", "batch_per_gpu": batch, "world_size": 1, "variant": "eager",
+                                       "samples_per_s": 1000.0 * k}])
+            folders.append(directory)
+    out = subprocess.run([sys.executable, SCRIPT, *folders], capture_output=True, text=True, check=True).stdout
+    print(out)
+    expected = ["2 configurations over 3 rounds: 1 yes, 1 no, 0 undecided"]
+    return [line for line in expected if line not in out]
+
+
 def main():
     tmp = tempfile.mkdtemp()
     rounds = [os.path.join(tmp, f"round-{i + 1}") for i in range(len(DRIFT))]
@@ -108,6 +126,7 @@ def main():
                 "4 configurations over 4 rounds: 1 yes, 1 no, 2 undecided"]
     missing = [line for line in expected if line not in out]
     missing += check_variants(tmp)
+    missing += check_row_pairing(tmp)
     for line in missing:
         print("missing:", line)
     return 1 if missing else 0

@@ -26,6 +26,7 @@ import argparse
 import glob
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -86,9 +87,20 @@ def judged_pairings(rounds):
     return [p for p in candidates if p in present]
 
 
-def print_table(rounds, pairing, target):
-    """One table of per-round ratios for a (mode, variant) pairing, with verdicts when judged."""
+def round_of(directory):
+    """The round a folder belongs to: gpu-benchmark.sh's PAIRING=row writes each row of round K
+    to round-K/MODEL-bBATCH, which is one round, not one per row."""
+    directory = os.path.normpath(directory)
+    if re.fullmatch(r".+-b\d+", os.path.basename(directory)):
+        return os.path.dirname(directory)
+    return directory
+
+
+def print_table(rounds, pairing, target, names):
+    """One table of per-round ratios for a (mode, variant) pairing, with verdicts when judged;
+    names[i] is the folder of rounds[i]."""
     per_round = [r.get(pairing, {}) for r in rounds]
+    round_count = len({round_of(name) for name, r in zip(names, per_round) if r})
     keys = sorted(set().union(*per_round), key=lambda k: (k[0], k[2], k[1]))
     judged = target is not None
     verdict_column = f" at least {target:g}x? |" if judged else ""
@@ -108,7 +120,7 @@ def print_table(rounds, pairing, target):
         print(cells)
     print()
     if judged:
-        print(f"{len(keys)} configurations over {len(rounds)} rounds: " +
+        print(f"{len(keys)} configurations over {round_count} rounds: " +
               ", ".join(f"{counts.get(k, 0)} {k}" for k in ("yes", "no", "undecided")))
         print()
 
@@ -121,10 +133,11 @@ def main(argv):
     parser.add_argument("--target-graph", type=float, default=1.0,
                         help="graph ratio to judge against (default 1.0: not behind)")
     args = parser.parse_args(argv)
-    rounds = []
+    rounds, names = [], []
     for directory in args.rounds:
         try:
             rounds.append(read_round(directory))
+            names.append(directory)
         except OSError as e:
             print(f"paired_ratio: skipping round {directory}: {e}", file=sys.stderr)
     if not rounds or not any(rounds):
@@ -135,11 +148,11 @@ def main(argv):
     for mode, variant in judged:
         print(f"### ddpscale {mode} against PyTorch {variant} (judged: at least {targets[mode]:g}x)")
         print()
-        print_table(rounds, (mode, variant), targets[mode])
+        print_table(rounds, (mode, variant), targets[mode], names)
     for pairing in sorted(set().union(*rounds) - set(judged)):
         print(f"### ddpscale {pairing[0]} against PyTorch {pairing[1]} (not judged)")
         print()
-        print_table(rounds, pairing, None)
+        print_table(rounds, pairing, None, names)
     return 0
 
 
