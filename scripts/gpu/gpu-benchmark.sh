@@ -26,7 +26,9 @@ rows=()
 if [ "$gpus" = 1 ]; then
   # SPEC and ROWS (MODEL:BATCH ...) narrow the grid, e.g. to settle one model's rows with
   # more rounds; ROWS must name exactly the spec's configurations. VARIANTS (default
-  # "eager graph") picks PyTorch's variants to match the spec's exec modes.
+  # "eager graph") picks PyTorch's variants to match the spec's exec modes; add
+  # eager-caller-thread for PyTorch with the backward on the calling thread, as ddpscale's
+  # runs (paired_ratio.py judges ddpscale's eager step against it too).
   spec="${SPEC:-experiments/pytorch-comparison-1gpu.yaml}"
   study="$studies/pytorch-comparison-1gpu"
   read -r -a rows <<<"${ROWS:-${COMPARISON_ROWS[*]}}"
