@@ -8,8 +8,8 @@ namespace ddpscale {
 GraphStep::GraphStep(const torch::Device& device)
     : stream_(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())), current_(stream_) {}
 
-// ThreadLocal capture mode: the other threads (NVML sampler, and autograd's device thread,
-// which issues backward onto the captured stream) may go on calling CUDA.
+// ThreadLocal capture mode: the other threads (the NVML sampler) may go on calling CUDA. The
+// backward pass is issued from this thread (BackwardOnCallingThread, training_session.cpp).
 void GraphStep::capture(const std::function<torch::Tensor()>& body) {
   // As torch.cuda.graph does before it captures: the warm-up's cached blocks go back to the
   // driver, so the graph's private pool is laid out in device memory as PyTorch's is.
