@@ -41,29 +41,52 @@ class MlpModel final : public Model {
   double dropout_;
 };
 
+// The recurrent layers run time-major ([sequence, batch, features]), the layout cuDNN works in:
+// with batch_first LibTorch transposes the output back, and the backward pass then copies the
+// gradient of the whole output sequence into cuDNN's layout, one copy per step that
+// time-major saves. The initial state is a zero tensor kept between steps rather than a new
+// one filled each forward (one fill per step for GRU, two for LSTM). Both compute exactly
+// what nn::LSTM/GRU with batch_first compute (Models.RecurrentModelsComputeWhatBatchFirstLayersCompute).
 class RecurrentModel final : public Model {
  public:
-  RecurrentModel(const RecurrentShape& s, bool dropout) : is_lstm_(s.cell == "lstm") {
+  RecurrentModel(const RecurrentShape& s, bool dropout)
+      : is_lstm_(s.cell == "lstm"), layers_(s.layers), hidden_(s.hidden) {
     // Dropout between stacked recurrent layers, as Keras' recurrent_dropout stand-in.
     const double p = dropout ? 0.2 : 0.0;
     if (is_lstm_)
       lstm_ = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(s.features, s.hidden)
-                                                          .num_layers(s.layers).batch_first(true).dropout(p)));
+                                                          .num_layers(s.layers).batch_first(false).dropout(p)));
     else
       gru_ = register_module("gru", torch::nn::GRU(torch::nn::GRUOptions(s.features, s.hidden)
-                                                       .num_layers(s.layers).batch_first(true).dropout(p)));
+                                                       .num_layers(s.layers).batch_first(false).dropout(p)));
     head_ = register_module("head", torch::nn::Linear(s.hidden, s.classes));
   }
+  // inputs [batch, sequence, features], as every model takes its batch.
   torch::Tensor forward(const torch::Tensor& inputs) override {
-    torch::Tensor sequence = is_lstm_ ? std::get<0>(lstm_->forward(inputs)) : std::get<0>(gru_->forward(inputs));
-    return head_->forward(sequence.select(1, sequence.size(1) - 1));  // last time step
+    const torch::Tensor time_major = inputs.transpose(0, 1);
+    const torch::Tensor& zeros = zero_state(inputs);
+    const torch::Tensor sequence = is_lstm_ ? std::get<0>(lstm_->forward(time_major, std::make_tuple(zeros, zeros)))
+                                            : std::get<0>(gru_->forward(time_major, zeros));
+    return head_->forward(sequence.select(0, sequence.size(0) - 1));  // last time step
   }
 
  private:
+  // [layers, batch, hidden] zeros in the inputs' dtype and device, made again only when one of
+  // these changes. Never written: the layers only read their initial state.
+  const torch::Tensor& zero_state(const torch::Tensor& inputs) {
+    const std::vector<int64_t> shape{layers_, inputs.size(0), hidden_};
+    if (!zeros_.defined() || zeros_.sizes() != shape || zeros_.dtype() != inputs.dtype() ||
+        zeros_.device() != inputs.device())
+      zeros_ = torch::zeros(shape, inputs.options());
+    return zeros_;
+  }
+
   bool is_lstm_;
+  int64_t layers_, hidden_;
   torch::nn::LSTM lstm_{nullptr};
   torch::nn::GRU gru_{nullptr};
   torch::nn::Linear head_{nullptr};
+  torch::Tensor zeros_;
 };
 
 class TransformerModel final : public Model {

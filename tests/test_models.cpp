@@ -297,6 +297,62 @@ TEST(Models, EncoderBlockComputesWhatLibTorchsEncoderLayerComputes) {
     EXPECT_LT((p.value().grad() - reference_parameters[p.key()].grad()).abs().max().item<double>(), 1e-10) << p.key();
 }
 
+// Independent reference: LibTorch's nn::LSTM / nn::GRU with batch_first, given the same
+// weights by name, and the head on the output's last time step, as PyTorch users write it.
+// Ours feeds the layers time-major with a kept zero state, which must compute the same
+// function and gradients. Checked in float64, at two batch sizes in turn, so the zero state
+// is made again when the batch changes.
+TEST(Models, RecurrentModelsComputeWhatBatchFirstLayersCompute) {
+  ModelOptions options;
+  options.dropout = false;
+  for (const char* name : {"lstm", "gru"}) {
+    SCOPED_TRACE(name);
+    torch::manual_seed(5);
+    auto ours = build_model(name, options);
+    ours->to(torch::kDouble);
+    const bool lstm = std::string(name) == "lstm";
+    auto layer_options = [](auto o) { return o.num_layers(2).batch_first(true); };
+    torch::nn::LSTM reference_lstm{nullptr};
+    torch::nn::GRU reference_gru{nullptr};
+    torch::nn::Module* reference_layers = nullptr;
+    if (lstm) {
+      reference_lstm = torch::nn::LSTM(layer_options(torch::nn::LSTMOptions(32, 160)));
+      reference_layers = reference_lstm.get();
+    } else {
+      reference_gru = torch::nn::GRU(layer_options(torch::nn::GRUOptions(32, 160)));
+      reference_layers = reference_gru.get();
+    }
+    torch::nn::Linear reference_head(160, 10);
+    reference_layers->to(torch::kDouble);
+    reference_head->to(torch::kDouble);
+    auto ours_by_name = ours->named_parameters();
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : reference_layers->named_parameters()) p.value().copy_(ours_by_name[std::string(name) + "." + p.key()]);
+      for (auto& p : reference_head->named_parameters()) p.value().copy_(ours_by_name["head." + p.key()]);
+    }
+    ASSERT_EQ(reference_layers->parameters().size() + 2, ours->parameters().size());
+    for (const int64_t batch : {3, 5, 3}) {
+      ours->zero_grad();
+      reference_layers->zero_grad();
+      reference_head->zero_grad();
+      const auto x = torch::randn({batch, 64, 32}, torch::kDouble);
+      const auto sequence = lstm ? std::get<0>(reference_lstm->forward(x)) : std::get<0>(reference_gru->forward(x));
+      const auto expected = reference_head->forward(sequence.select(1, 63));
+      const auto actual = ours->forward(x);
+      ASSERT_EQ(actual.sizes(), expected.sizes());
+      EXPECT_LT((actual - expected).abs().max().item<double>(), 1e-12) << batch;
+      actual.pow(2).sum().backward();
+      expected.pow(2).sum().backward();
+      for (auto& p : reference_layers->named_parameters())
+        EXPECT_LT((ours_by_name[std::string(name) + "." + p.key()].grad() - p.value().grad()).abs().max().item<double>(), 1e-12)
+            << p.key();
+      for (auto& p : reference_head->named_parameters())
+        EXPECT_LT((ours_by_name["head." + p.key()].grad() - p.value().grad()).abs().max().item<double>(), 1e-12) << p.key();
+    }
+  }
+}
+
 TEST(Models, EncoderBlockDropoutOnlyActsWhileTraining) {
   torch::manual_seed(3);
   EncoderBlock block(EncoderBlockShape{16, 2, 32, 0.5});
