@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "relu_dropout.hpp"
+
 namespace ddpscale {
 
 EncoderBlockImpl::EncoderBlockImpl(const EncoderBlockShape& shape) : shape_(shape) {
@@ -69,7 +71,9 @@ torch::Tensor EncoderBlockImpl::maybe_dropout(const torch::Tensor& x) {
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
   const auto rows = x.reshape({-1, shape_.d_model});
   const auto h = norm1_->forward(rows + maybe_dropout(self_attention(rows, x.size(0), x.size(1))));
-  const auto mlp = linear2_->forward(maybe_dropout(torch::relu(linear1_->forward(h))));
+  const auto hidden = linear1_->forward(h);
+  const auto mlp = linear2_->forward(shape_.dropout > 0 ? relu_dropout(hidden, shape_.dropout, is_training())
+                                                        : torch::relu(hidden));
   return norm2_->forward(h + maybe_dropout(mlp)).view(x.sizes());
 }
 

@@ -4,6 +4,7 @@
 
 #include "encoder_block.hpp"
 #include "model_shapes.hpp"
+#include "relu_dropout.hpp"
 #include "torchscript_model.hpp"
 
 namespace ddpscale {
@@ -30,8 +31,7 @@ class MlpModel final : public Model {
     for (size_t i = 0; i < layers_.size(); ++i) {
       x = layers_[i]->forward(x);
       if (i + 1 == layers_.size()) break;  // the output layer has no activation
-      x = torch::relu(x);
-      if (dropout_ > 0) x = torch::dropout(x, dropout_, is_training());
+      x = dropout_ > 0 ? relu_dropout(x, dropout_, is_training()) : torch::relu(x);
     }
     return x;
   }

@@ -22,6 +22,7 @@
 #include "mpi_test_env.hpp"
 #include "engine/step_clock.hpp"
 #include "engine/training_session.hpp"
+#include "relu_dropout.hpp"
 #include "temp_dir.hpp"
 #include "torchscript_fixtures.hpp"
 #ifdef DDPSCALE_TEST_ON_GPU
@@ -475,6 +476,33 @@ BusyAndStep profiled_run(EngineOptions options, Communicator* comm, const char* 
               result.step_us);
   return result;
 }
+
+// The MLPs' ReLU + dropout (models/relu_dropout.hpp) on the GPU: the same output and the same
+// input gradient, bit for bit, as torch::relu then torch::dropout under autograd, from the
+// same seed, in each element type the one-kernel backward takes. Odd sizes leave a partial
+// block; the gradient must have both dropped and kept elements for the check to mean much.
+TEST(ReluDropout, GradientsAreLibTorchsBitForBit) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  for (const auto type : {torch::kFloat, torch::kDouble, torch::kHalf, torch::kBFloat16}) {
+    SCOPED_TRACE(c10::toString(type));
+    const auto options = torch::TensorOptions().device(test_device()).dtype(type);
+    const auto x = torch::randn({37, 129}, options);
+    const auto upstream = torch::randn({37, 129}, options);
+    ASSERT_TRUE(relu_dropout_is_fused(x, 0.3));
+    auto fused_input = x.clone().requires_grad_(true), reference_input = x.clone().requires_grad_(true);
+    torch::manual_seed(11);
+    const auto fused = relu_dropout(fused_input, 0.3, /*training=*/true);
+    torch::manual_seed(11);
+    const auto reference = torch::dropout(torch::relu(reference_input), 0.3, /*training=*/true);
+    EXPECT_TRUE(torch::equal(fused, reference));
+    fused.backward(upstream);
+    reference.backward(upstream);
+    EXPECT_TRUE(torch::equal(fused_input.grad(), reference_input.grad()));
+    const int64_t zeros = (reference_input.grad() == 0).sum().item<int64_t>();
+    EXPECT_GT(zeros, x.numel() / 3);  // ReLU's half plus dropout's 30% of the rest
+    EXPECT_LT(zeros, x.numel() - x.numel() / 5);
+  }
+}
 #endif
 
 #if defined(DDPSCALE_TEST_ON_GPU) && defined(DDPSCALE_CUDA_GRAPHS)
@@ -656,6 +684,31 @@ TEST(GraphMode, OneRankReplayLaunchesNoGradientAccumulation) {
   const auto lines = run_and_read_kernel_table(session, kernel_table_path(setup.options.gpu_kernels, 0));
   for (const auto& line : lines) EXPECT_EQ(line.find("CUDAFunctor_add"), std::string::npos) << line.substr(0, 160);
   EXPECT_GT(lines.size(), 5u);  // header + GEMMs, ReLUs, loss, Adam: the table is not empty
+}
+
+// One rank, graph, dropout on: each of mlp-medium's 3 hidden layers takes one ReLU + dropout
+// backward kernel (models/relu_dropout.hpp), so neither dropout's masked scale nor ReLU's
+// threshold is in the replayed step.
+TEST(GraphMode, MlpLaunchesOneBackwardKernelPerReluAndDropout) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  TempDir dir;
+  SessionSetup setup;
+  setup.options = profiled_graph_options(dir);
+  setup.options.dropout = true;
+  setup.device = test_device();
+  TrainingSession session(setup);
+  const auto lines = run_and_read_kernel_table(session, kernel_table_path(setup.options.gpu_kernels, 0));
+  int fused_calls = -1;
+  for (const auto& line : lines) {
+    EXPECT_EQ(line.find("masked_scale"), std::string::npos) << line.substr(0, 160);
+    EXPECT_EQ(line.find("threshold_kernel"), std::string::npos) << line.substr(0, 160);
+    const auto name_end = line.find("relu_dropout_backward_kernel");
+    if (name_end == std::string::npos) continue;
+    const auto calls = line.find("\",", name_end);  // the quoted name, then calls per step
+    ASSERT_NE(calls, std::string::npos) << line;
+    fused_calls = std::stoi(line.substr(calls + 2));
+  }
+  EXPECT_EQ(fused_calls, 3);
 }
 
 // Two ranks, graph: the reducer gathers autograd's handed-over gradients into each bucket
