@@ -10,6 +10,7 @@
 
 #include "encoder_block.hpp"
 #include "model_registry.hpp"
+#include "relu_dropout.hpp"
 #include "model_shapes.hpp"
 
 namespace ddpscale {
@@ -351,6 +352,25 @@ TEST(Models, RecurrentModelsComputeWhatBatchFirstLayersCompute) {
         EXPECT_LT((ours_by_name["head." + p.key()].grad() - p.value().grad()).abs().max().item<double>(), 1e-12) << p.key();
     }
   }
+}
+
+// On the CPU relu_dropout is torch::relu then torch::dropout (the one-kernel backward is CUDA
+// only; its GPU test is ReluDropout.GradientsAreLibTorchsBitForBit): the same output and
+// gradient from the same seed, and in eval mode ReLU alone.
+TEST(Models, ReluDropoutOnTheCpuIsReluThenDropout) {
+  const auto x = torch::randn({9, 31}, torch::kDouble);
+  EXPECT_FALSE(relu_dropout_is_fused(x, 0.3));
+  auto ours_input = x.clone().requires_grad_(true), reference_input = x.clone().requires_grad_(true);
+  torch::manual_seed(4);
+  const auto ours = relu_dropout(ours_input, 0.3, /*training=*/true);
+  torch::manual_seed(4);
+  const auto reference = torch::dropout(torch::relu(reference_input), 0.3, /*training=*/true);
+  EXPECT_TRUE(torch::equal(ours, reference));
+  ours.sum().backward();
+  reference.sum().backward();
+  EXPECT_TRUE(torch::equal(ours_input.grad(), reference_input.grad()));
+  EXPECT_GT((ours == 0).sum().item<int64_t>(), (torch::relu(x) == 0).sum().item<int64_t>());  // it dropped
+  EXPECT_TRUE(torch::equal(relu_dropout(x, 0.3, /*training=*/false), torch::relu(x)));
 }
 
 TEST(Models, EncoderBlockDropoutOnlyActsWhileTraining) {
