@@ -51,6 +51,10 @@ class ReluDropout : public torch::autograd::Function<ReluDropout> {
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_outputs) {
+    // The kernel's result carries no autograd history, so a second derivative would be
+    // silently zero: refuse it (the DDP engine differentiates once).
+    TORCH_CHECK(!torch::autograd::GradMode::is_enabled(),
+                "relu_dropout: double backward (create_graph=True) is not supported");
     if (!grad_outputs[0].defined()) return {torch::Tensor(), torch::Tensor()};
     const auto saved = ctx->get_saved_variables();
     return {relu_dropout_backward(grad_outputs[0], saved[1], saved[0], ctx->saved_data["scale"].toDouble()),
