@@ -71,9 +71,7 @@ torch::Tensor EncoderBlockImpl::maybe_dropout(const torch::Tensor& x) {
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
   const auto rows = x.reshape({-1, shape_.d_model});
   const auto h = norm1_->forward(rows + maybe_dropout(self_attention(rows, x.size(0), x.size(1))));
-  const auto hidden = linear1_->forward(h);
-  const auto mlp = linear2_->forward(shape_.dropout > 0 ? relu_dropout(hidden, shape_.dropout, is_training())
-                                                        : torch::relu(hidden));
+  const auto mlp = linear2_->forward(relu_dropout(linear1_->forward(h), shape_.dropout, is_training()));
   return norm2_->forward(h + maybe_dropout(mlp)).view(x.sizes());
 }
 

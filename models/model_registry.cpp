@@ -31,7 +31,7 @@ class MlpModel final : public Model {
     for (size_t i = 0; i < layers_.size(); ++i) {
       x = layers_[i]->forward(x);
       if (i + 1 == layers_.size()) break;  // the output layer has no activation
-      x = dropout_ > 0 ? relu_dropout(x, dropout_, is_training()) : torch::relu(x);
+      x = relu_dropout(x, dropout_, is_training());
     }
     return x;
   }
