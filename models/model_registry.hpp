@@ -54,6 +54,10 @@ class Model : public torch::nn::Module {
   // The loss a training step minimises: model_loss(forward(inputs), labels), unless the
   // model brings its own (a TorchScript module's loss(input, target) method).
   virtual torch::Tensor training_loss(const torch::Tensor& inputs, const torch::Tensor& labels);
+  // The same batch (shape and values) in the memory layout forward reads without a copy. A
+  // session lays the batch it keeps on the device out this way once, outside every step.
+  // Default: as it is.
+  virtual torch::Tensor in_reading_layout(const torch::Tensor& inputs) const { return inputs; }
 };
 
 struct SyntheticBatch {

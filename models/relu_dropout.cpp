@@ -1,12 +1,18 @@
 #include "relu_dropout.hpp"
 
 #ifdef DDPSCALE_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
+#include <limits>
+#include <mutex>
 #include <optional>
+#include <tuple>
 
-#include "relu_dropout_backward.cuh"
+#include "relu_dropout_kernels.cuh"
 #endif
 
 namespace ddpscale {
@@ -23,29 +29,85 @@ std::optional<ReluDropoutElement> fused_element(torch::ScalarType type) {
   }
 }
 
-torch::Tensor relu_dropout_backward(const torch::Tensor& grad_output, const torch::Tensor& mask,
-                                    const torch::Tensor& activated, double scale) {
+torch::Tensor relu_dropout_backward(const torch::Tensor& grad_output, const torch::Tensor& mask, const torch::Tensor& x,
+                                    double scale) {
   const torch::Tensor grad = grad_output.contiguous();
-  TORCH_CHECK(grad.scalar_type() == activated.scalar_type() && grad.sizes() == activated.sizes(),
-              "relu_dropout: the gradient's dtype or shape differs from the activation's");
-  torch::Tensor grad_input = torch::empty_like(activated);
+  TORCH_CHECK(grad.scalar_type() == x.scalar_type() && grad.sizes() == x.sizes(),
+              "relu_dropout: the gradient's dtype or shape differs from the input's");
+  torch::Tensor grad_input = torch::empty_like(x);
   const c10::cuda::CUDAGuard on_device(grad.device());
   const cudaError_t launched = launch_relu_dropout_backward(
-      *fused_element(grad.scalar_type()), grad_input.data_ptr(), grad.data_ptr(), mask.data_ptr<bool>(),
-      activated.data_ptr(), scale, grad.numel(), c10::cuda::getCurrentCUDAStream().stream());
+      *fused_element(grad.scalar_type()), grad_input.data_ptr(), grad.data_ptr(), mask.data_ptr<bool>(), x.data_ptr(),
+      scale, grad.numel(), c10::cuda::getCurrentCUDAStream().stream());
   TORCH_CHECK(launched == cudaSuccess, "launch_relu_dropout_backward failed: ", cudaGetErrorString(launched));
   return grad_input;
 }
 
-// Forward: ReLU, then LibTorch's fused dropout, which is what torch::dropout runs on a CUDA
-// tensor in training (the same random stream). Saved: what the two backward formulas read,
-// ReLU's output and dropout's mask.
+// How LibTorch's fused dropout launches on a fresh contiguous tensor of n elements: 16-byte
+// vectors (4 floats, 8 halves or bfloat16s) when n is a multiple of the vector, on at most as
+// many 256-thread blocks as the GPU keeps resident, advancing the Philox offset by 4 per
+// grid-wide stride. vec 0: it would take another kernel, whose draw order ours does not follow.
+struct DropoutLaunch {
+  int vec = 0;
+  unsigned blocks = 0;
+  uint64_t philox_increment = 0;
+};
+
+DropoutLaunch libtorch_dropout_launch(torch::ScalarType type, int64_t n) {
+  DropoutLaunch launch;
+  const int vec = type == torch::kFloat ? 4 : (type == torch::kHalf || type == torch::kBFloat16) ? 8 : 0;
+  if (vec == 0 || n <= 0 || n % vec != 0 || n > std::numeric_limits<int32_t>::max()) return launch;
+  constexpr int64_t kThreads = 256;
+  const cudaDeviceProp* device = at::cuda::getCurrentDeviceProperties();
+  const int64_t resident = static_cast<int64_t>(device->multiProcessorCount) *
+                           (device->maxThreadsPerMultiProcessor / kThreads);
+  launch.vec = vec;
+  launch.blocks = static_cast<unsigned>(std::min((n + kThreads - 1) / kThreads, resident));
+  launch.philox_increment = static_cast<uint64_t>(((n - 1) / (kThreads * launch.blocks * 4) + 1) * 4);
+  return launch;
+}
+
+// dropout(relu(x)) and its mask: one kernel where LibTorch's shape of launch allows (the same
+// mask, drawn from the default CUDA generator as at::native_dropout draws it, graph capture
+// included), else LibTorch's relu and fused dropout.
+std::tuple<torch::Tensor, torch::Tensor> relu_then_dropout(const torch::Tensor& x, double p) {
+  const c10::cuda::CUDAGuard on_device(x.device());
+  const DropoutLaunch launch = libtorch_dropout_launch(x.scalar_type(), x.numel());
+  if (launch.vec == 0) return at::native_dropout(at::relu(x), p, /*train=*/true);
+  at::PhiloxCudaState state;
+  {
+    auto* generator = at::check_generator<at::CUDAGeneratorImpl>(at::cuda::detail::getDefaultCUDAGenerator());
+    const std::lock_guard<std::mutex> lock(generator->mutex_);
+    state = generator->philox_cuda_state(launch.philox_increment);
+  }
+  PhiloxDraw draw;
+  draw.captured = state.captured_;
+  if (state.captured_) {
+    draw.seed_pointer = state.seed_.ptr;
+    draw.offset_pointer = state.offset_.ptr;
+    draw.offset_in_graph = state.offset_intragraph_;
+  } else {
+    draw.seed = state.seed_.val;
+    draw.offset = state.offset_.val;
+  }
+  torch::Tensor output = torch::empty_like(x);
+  torch::Tensor mask = torch::empty_like(x, x.options().dtype(torch::kBool));
+  const cudaError_t launched = launch_relu_dropout_forward(
+      *fused_element(x.scalar_type()), output.data_ptr(), mask.data_ptr<bool>(), x.data_ptr(),
+      static_cast<float>(1.0 - p), x.numel(), launch.vec, launch.blocks, draw,
+      c10::cuda::getCurrentCUDAStream().stream());
+  TORCH_CHECK(launched == cudaSuccess, "launch_relu_dropout_forward failed: ", cudaGetErrorString(launched));
+  return {output, mask};
+}
+
+// Forward: dropout(relu(x)), one kernel for float, half and bfloat16 (relu_then_dropout).
+// Saved: dropout's mask and x, where ReLU's threshold reads ReLU's output: x <= 0 exactly
+// where relu(x) <= 0, NaN included.
 class ReluDropout : public torch::autograd::Function<ReluDropout> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, double p) {
-    torch::Tensor activated = at::relu(x);
-    auto [output, mask] = at::native_dropout(activated, p, /*train=*/true);
-    ctx->save_for_backward({activated, mask});
+    auto [output, mask] = relu_then_dropout(x, p);
+    ctx->save_for_backward({x, mask});
     ctx->saved_data["scale"] = 1.0 / (1.0 - p);  // native_dropout's backward scale
     return output;
   }

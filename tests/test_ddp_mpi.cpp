@@ -477,30 +477,52 @@ BusyAndStep profiled_run(EngineOptions options, Communicator* comm, const char* 
   return result;
 }
 
-// The MLPs' ReLU + dropout (models/relu_dropout.hpp) on the GPU: the same output and the same
+// A session pins a --data host batch and moves it to the GPU: both keep the time-major strides
+// Model::in_reading_layout gave the recurrent batch, so neither the per-step copy nor the
+// forward copies it into another layout.
+TEST(ResidentBatch, TimeMajorLayoutSurvivesPinningAndTheMoveToTheGpu) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  auto model = build_model("lstm", {});
+  const auto laid_out = model->in_reading_layout(make_synthetic_batch("lstm", {}, 4, 3, torch::kCPU).inputs);
+  const auto pinned = laid_out.pin_memory();
+  const auto on_device = pinned.to(test_device());
+  EXPECT_EQ(pinned.strides(), laid_out.strides());
+  EXPECT_EQ(on_device.strides(), laid_out.strides());
+  EXPECT_TRUE(torch::equal(on_device.cpu(), laid_out));
+}
+
+// The MLPs' ReLU + dropout (models/relu_dropout.hpp) on the GPU: the same output, mask and
 // input gradient, bit for bit, as torch::relu then torch::dropout under autograd, from the
-// same seed, in each element type the one-kernel backward takes. Odd sizes leave a partial
-// block; the gradient must have both dropped and kept elements for the check to mean much.
-TEST(ReluDropout, GradientsAreLibTorchsBitForBit) {
+// same seed, and the generator left where LibTorch leaves it, in each element type it takes.
+// Sizes: 37x129 is no multiple of 4 (LibTorch's two forward kernels, one backward kernel);
+// 37x128 takes the one-kernel forward; 2200x1024 makes more than one grid-wide stride on any
+// GPU of up to 256 SMs. The gradient must have both dropped and kept elements for the check to
+// mean much.
+TEST(ReluDropout, OutputsAndGradientsAreLibTorchsBitForBit) {
   SKIP_WITHOUT_OWN_DEVICE();
   for (const auto type : {torch::kFloat, torch::kDouble, torch::kHalf, torch::kBFloat16}) {
-    SCOPED_TRACE(c10::toString(type));
-    const auto options = torch::TensorOptions().device(test_device()).dtype(type);
-    const auto x = torch::randn({37, 129}, options);
-    const auto upstream = torch::randn({37, 129}, options);
-    ASSERT_TRUE(relu_dropout_is_fused(x, 0.3));
-    auto fused_input = x.clone().requires_grad_(true), reference_input = x.clone().requires_grad_(true);
-    torch::manual_seed(11);
-    const auto fused = relu_dropout(fused_input, 0.3, /*training=*/true);
-    torch::manual_seed(11);
-    const auto reference = torch::dropout(torch::relu(reference_input), 0.3, /*training=*/true);
-    EXPECT_TRUE(torch::equal(fused, reference));
-    fused.backward(upstream);
-    reference.backward(upstream);
-    EXPECT_TRUE(torch::equal(fused_input.grad(), reference_input.grad()));
-    const int64_t zeros = (reference_input.grad() == 0).sum().item<int64_t>();
-    EXPECT_GT(zeros, x.numel() / 3);  // ReLU's half plus dropout's 30% of the rest
-    EXPECT_LT(zeros, x.numel() - x.numel() / 5);
+    for (const auto& shape : std::vector<std::vector<int64_t>>{{37, 129}, {37, 128}, {2200, 1024}}) {
+      SCOPED_TRACE(std::string(c10::toString(type)) + " " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]));
+      const auto options = torch::TensorOptions().device(test_device()).dtype(type);
+      const auto x = torch::randn(shape, options);
+      const auto upstream = torch::randn(shape, options);
+      ASSERT_TRUE(relu_dropout_is_fused(x, 0.3));
+      auto fused_input = x.clone().requires_grad_(true), reference_input = x.clone().requires_grad_(true);
+      torch::manual_seed(11);
+      const auto fused = relu_dropout(fused_input, 0.3, /*training=*/true);
+      const auto next_after_fused = torch::rand({8}, options.dtype(torch::kFloat));
+      torch::manual_seed(11);
+      const auto reference = torch::dropout(torch::relu(reference_input), 0.3, /*training=*/true);
+      const auto next_after_reference = torch::rand({8}, options.dtype(torch::kFloat));
+      EXPECT_TRUE(torch::equal(fused, reference));
+      EXPECT_TRUE(torch::equal(next_after_fused, next_after_reference)) << "the generator advanced differently";
+      fused.backward(upstream);
+      reference.backward(upstream);
+      EXPECT_TRUE(torch::equal(fused_input.grad(), reference_input.grad()));
+      const int64_t zeros = (reference_input.grad() == 0).sum().item<int64_t>();
+      EXPECT_GT(zeros, x.numel() / 3);  // ReLU's half plus dropout's 30% of the rest
+      EXPECT_LT(zeros, x.numel() - x.numel() / 5);
+    }
   }
 }
 #endif
@@ -687,9 +709,9 @@ TEST(GraphMode, OneRankReplayLaunchesNoGradientAccumulation) {
 }
 
 // One rank, graph, dropout on: each of mlp-medium's 3 hidden layers takes one ReLU + dropout
-// backward kernel (models/relu_dropout.hpp), so neither dropout's masked scale nor ReLU's
-// threshold is in the replayed step.
-TEST(GraphMode, MlpLaunchesOneBackwardKernelPerReluAndDropout) {
+// kernel forward and one backward (models/relu_dropout.hpp), so neither ReLU's clamp nor
+// dropout's own kernels, forward or backward, are in the replayed step.
+TEST(GraphMode, MlpLaunchesOneKernelEachWayPerReluAndDropout) {
   SKIP_WITHOUT_OWN_DEVICE();
   TempDir dir;
   SessionSetup setup;
@@ -698,17 +720,21 @@ TEST(GraphMode, MlpLaunchesOneBackwardKernelPerReluAndDropout) {
   setup.device = test_device();
   TrainingSession session(setup);
   const auto lines = run_and_read_kernel_table(session, kernel_table_path(setup.options.gpu_kernels, 0));
-  int fused_calls = -1;
-  for (const auto& line : lines) {
-    EXPECT_EQ(line.find("masked_scale"), std::string::npos) << line.substr(0, 160);
-    EXPECT_EQ(line.find("threshold_kernel"), std::string::npos) << line.substr(0, 160);
-    const auto name_end = line.find("relu_dropout_backward_kernel");
-    if (name_end == std::string::npos) continue;
-    const auto calls = line.find("\",", name_end);  // the quoted name, then calls per step
-    ASSERT_NE(calls, std::string::npos) << line;
-    fused_calls = std::stoi(line.substr(calls + 2));
-  }
-  EXPECT_EQ(fused_calls, 3);
+  // Calls per step of the kernel whose name contains `name`: the number after the quoted name.
+  const auto calls_of = [&lines](const std::string& name) {
+    for (const auto& line : lines) {
+      const auto name_at = line.find(name);
+      if (name_at == std::string::npos) continue;
+      const auto calls = line.find("\",", name_at);
+      if (calls == std::string::npos) return -2;
+      return std::stoi(line.substr(calls + 2));
+    }
+    return 0;
+  };
+  for (const char* absent : {"masked_scale", "threshold_kernel", "clamp_scalar", "fused_dropout_kernel"})
+    EXPECT_EQ(calls_of(absent), 0) << absent;
+  EXPECT_EQ(calls_of("relu_dropout_forward_kernel"), 3);
+  EXPECT_EQ(calls_of("relu_dropout_backward_kernel"), 3);
 }
 
 // Two ranks, graph: the reducer gathers autograd's handed-over gradients into each bucket

@@ -205,6 +205,29 @@ TEST(Models, SyntheticDataIsTheSameOnTheGpu) {
   EXPECT_TRUE(torch::equal(cpu.labels, gpu.labels.cpu()));
 }
 
+// A session keeps its batch in the layout the model reads (Model::in_reading_layout): the
+// same shape and values; the recurrent models' batch stored time-major, so their forward reads
+// it without a copy and computes exactly what it computes from the [batch, ...] contiguous one.
+TEST(Models, EveryModelReadsItsLaidOutBatchAsItsBatch) {
+  ModelOptions options;
+  options.dropout = false;
+  for (const auto& name : builtin_model_names()) {
+    SCOPED_TRACE(name);
+    auto model = build_model(name, options);
+    const auto batch = make_synthetic_batch(name, options, 5, 3, torch::kCPU);
+    const auto laid_out = model->in_reading_layout(batch.inputs);
+    EXPECT_EQ(laid_out.sizes(), batch.inputs.sizes());
+    EXPECT_TRUE(torch::equal(laid_out, batch.inputs));
+    const auto family = describe_model(name, options).family;
+    if (family == "lstm" || family == "gru") {
+      EXPECT_TRUE(laid_out.transpose(0, 1).is_contiguous());
+      EXPECT_TRUE(torch::equal(model->forward(laid_out), model->forward(batch.inputs)));
+    } else {
+      EXPECT_EQ(laid_out.data_ptr(), batch.inputs.data_ptr());  // as it is
+    }
+  }
+}
+
 TEST(Models, DropoutOffIsDeterministicInTrainMode) {
   ModelOptions options;
   options.dropout = false;
@@ -355,7 +378,7 @@ TEST(Models, RecurrentModelsComputeWhatBatchFirstLayersCompute) {
 }
 
 // On the CPU relu_dropout is torch::relu then torch::dropout (the one-kernel backward is CUDA
-// only; its GPU test is ReluDropout.GradientsAreLibTorchsBitForBit): the same output and
+// only; its GPU test is ReluDropout.OutputsAndGradientsAreLibTorchsBitForBit): the same output and
 // gradient from the same seed, and in eval mode ReLU alone.
 TEST(Models, ReluDropoutOnTheCpuIsReluThenDropout) {
   const auto x = torch::randn({9, 31}, torch::kDouble);

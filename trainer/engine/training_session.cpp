@@ -109,6 +109,8 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   SyntheticBatch batch = make_synthetic_batch(o.model, model_options, global, run_seed, torch::kCPU);
   inputs_ = batch.inputs.narrow(0, local * setup_.rank, local).contiguous();
   if (inputs_.is_floating_point()) inputs_ = inputs_.to(setup_.precision);  // token ids stay int64
+  // Pinning and .to() keep a dense tensor's strides, so the layout reaches the device.
+  inputs_ = model_->in_reading_layout(inputs_);
   if (o.data == "host") {
     host_inputs_ = inputs_.pin_memory();
     inputs_ = host_inputs_.to(setup_.device);
