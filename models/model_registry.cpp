@@ -69,8 +69,9 @@ class RecurrentModel final : public Model {
                                             : std::get<0>(gru_->forward(time_major, zeros));
     return head_->forward(sequence.select(0, sequence.size(0) - 1));  // last time step
   }
-  // Stored time-major, so the transpose in forward is already cuDNN's contiguous input and
-  // no step copies the batch into it.
+  // Stored time-major, so the transpose in forward is already cuDNN's contiguous input. From
+  // a [batch, ...] contiguous batch, LibTorch's cuDNN path made that copy three times a step,
+  // forward and backward (docs/benchmarks.md, 2026-11-25).
   torch::Tensor in_reading_layout(const torch::Tensor& inputs) const override {
     return inputs.transpose(0, 1).contiguous().transpose(0, 1);
   }
