@@ -7,6 +7,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -67,13 +68,15 @@ DropoutLaunch libtorch_dropout_launch(torch::ScalarType type, int64_t n) {
   return launch;
 }
 
-// dropout(relu(x)) and its mask: one kernel where LibTorch's shape of launch allows (the same
-// mask, drawn from the default CUDA generator as at::native_dropout draws it, graph capture
-// included), else LibTorch's relu and fused dropout.
+// dropout(relu(x)) and its mask: one kernel where LibTorch's shape of launch allows and x is
+// 16-byte aligned (the same mask, drawn from the default CUDA generator as at::native_dropout
+// draws it, graph capture included), else LibTorch's relu and fused dropout.
 std::tuple<torch::Tensor, torch::Tensor> relu_then_dropout(const torch::Tensor& x, double p) {
   const c10::cuda::CUDAGuard on_device(x.device());
   const DropoutLaunch launch = libtorch_dropout_launch(x.scalar_type(), x.numel());
-  if (launch.vec == 0) return at::native_dropout(at::relu(x), p, /*train=*/true);
+  // Our kernel loads 16-byte vectors; a fresh tensor (a Linear's output) is always aligned.
+  const bool aligned = reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0;
+  if (launch.vec == 0 || !aligned) return at::native_dropout(at::relu(x), p, /*train=*/true);
   at::PhiloxCudaState state;
   {
     auto* generator = at::check_generator<at::CUDAGeneratorImpl>(at::cuda::detail::getDefaultCUDAGenerator());

@@ -3,6 +3,7 @@
 #include <curand_kernel.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "relu_dropout_kernels.cuh"
 
@@ -29,17 +30,34 @@ struct Arithmetic<__nv_bfloat16> {
   __device__ static __nv_bfloat16 narrow(Acc v) { return __float2bfloat16_rn(v); }
 };
 
+// VEC elements moved by one load or store (16 bytes for the vectorized launches): the caller
+// guarantees the alignment.
+template <typename T, int VEC>
+struct alignas(sizeof(T) * VEC) Vector {
+  T at[VEC];
+};
+
 // masked_scale's lambda is `(float)mask * src * scale` (scale in the accumulation type),
-// rounded to the element type; threshold_backward's is `relu(x) <= 0 ? 0 : grad`.
-template <typename T>
+// rounded to the element type; threshold_backward's is `relu(x) <= 0 ? 0 : grad`. Each thread
+// takes VEC consecutive elements per grid-wide stride (VEC 1: element by element).
+template <typename T, int VEC>
 __global__ void relu_dropout_backward_kernel(T* grad_input, const T* grad_output, const bool* mask, const T* x,
                                              typename Arithmetic<T>::Acc scale, int64_t n) {
   using A = Arithmetic<T>;
   using Acc = typename A::Acc;
-  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const T dropped = A::narrow(static_cast<Acc>(static_cast<float>(mask[i])) * A::widen(grad_output[i]) * scale);
-    grad_input[i] = A::widen(x[i]) <= Acc(0) ? A::narrow(Acc(0)) : dropped;
+  const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x * VEC;
+  for (int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC; first < n;
+       first += stride) {
+    const auto grad = *reinterpret_cast<const Vector<T, VEC>*>(grad_output + first);
+    const auto kept = *reinterpret_cast<const Vector<bool, VEC>*>(mask + first);
+    const auto input = *reinterpret_cast<const Vector<T, VEC>*>(x + first);
+    Vector<T, VEC> result;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      const T dropped = A::narrow(static_cast<Acc>(static_cast<float>(kept.at[k])) * A::widen(grad.at[k]) * scale);
+      result.at[k] = A::widen(input.at[k]) <= Acc(0) ? A::narrow(Acc(0)) : dropped;
+    }
+    *reinterpret_cast<Vector<T, VEC>*>(grad_input + first) = result;
   }
 }
 
@@ -76,32 +94,50 @@ __global__ void relu_dropout_forward_kernel(T* output, bool* mask, const T* x, f
     float4 uniform[kDraws];
 #pragma unroll
     for (int d = 0; d < kDraws; ++d) uniform[d] = curand_uniform4(&state);
+    const auto input = *reinterpret_cast<const Vector<T, VEC>*>(x + first);
+    Vector<T, VEC> result;
+    Vector<bool, VEC> kept_mask;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
       const float kept = (&uniform[k / 4].x)[k % 4] < keep;
-      const T v = x[first + k];
+      const T v = input.at[k];
       const T activated = A::widen(v) < typename A::Acc(0) ? A::narrow(typename A::Acc(0)) : v;
-      output[first + k] = A::narrow(A::widen(activated) * kept * scale);
-      mask[first + k] = kept;
+      result.at[k] = A::narrow(A::widen(activated) * kept * scale);
+      kept_mask.at[k] = kept;
     }
+    *reinterpret_cast<Vector<T, VEC>*>(output + first) = result;
+    *reinterpret_cast<Vector<bool, VEC>*>(mask + first) = kept_mask;
   }
 }
 
+bool aligned_to(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// 16-byte vectors when n and all four arrays allow them, else element by element.
 template <typename T>
 cudaError_t launch(void* grad_input, const void* grad_output, const bool* mask, const void* x, double scale,
                    int64_t n, cudaStream_t stream) {
   constexpr int kThreads = 256;
-  const int64_t blocks = std::min<int64_t>((n + kThreads - 1) / kThreads, 65535);
-  if (n > 0)
-    relu_dropout_backward_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-        static_cast<T*>(grad_input), static_cast<const T*>(grad_output), mask, static_cast<const T*>(x),
-        static_cast<typename Arithmetic<T>::Acc>(scale), n);
+  constexpr int kVec = 16 / sizeof(T);
+  const bool vectorized = n % kVec == 0 && aligned_to(grad_input, 16) && aligned_to(grad_output, 16) &&
+                          aligned_to(x, 16) && aligned_to(mask, kVec);
+  const int64_t per_thread = vectorized ? kVec : 1;
+  const int64_t blocks = std::min<int64_t>((n / per_thread + kThreads - 1) / kThreads, 65535);
+  const auto acc_scale = static_cast<typename Arithmetic<T>::Acc>(scale);
+  if (n <= 0) return cudaGetLastError();
+  if (vectorized)
+    relu_dropout_backward_kernel<T, kVec><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<T*>(grad_input), static_cast<const T*>(grad_output), mask, static_cast<const T*>(x), acc_scale, n);
+  else
+    relu_dropout_backward_kernel<T, 1><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+        static_cast<T*>(grad_input), static_cast<const T*>(grad_output), mask, static_cast<const T*>(x), acc_scale, n);
   return cudaGetLastError();
 }
 
 template <typename T, int VEC>
 cudaError_t launch_forward(void* output, bool* mask, const void* x, float keep, int64_t n, unsigned blocks,
                            const PhiloxDraw& draw, cudaStream_t stream) {
+  if (n % VEC != 0 || !aligned_to(output, 16) || !aligned_to(x, 16) || !aligned_to(mask, VEC))
+    return cudaErrorMisalignedAddress;
   if (n > 0)
     relu_dropout_forward_kernel<T, VEC><<<blocks, 256, 0, stream>>>(static_cast<T*>(output), mask,
                                                                     static_cast<const T*>(x), keep, n, draw);

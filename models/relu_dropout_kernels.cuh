@@ -12,8 +12,8 @@ enum class ReluDropoutElement { float32, float64, float16, bfloat16 };
 // grad_input[i] = x[i] <= 0 ? 0 : float(mask[i]) * grad_output[i] * scale, computed as
 // LibTorch's masked_scale and threshold kernels compute their halves (half and bfloat16 in
 // float, rounded once to the element type). ReLU's threshold reads ReLU's output, which is
-// <= 0 exactly where its input is. All four arrays are contiguous, n elements. Returns the
-// launch's error.
+// <= 0 exactly where its input is. All four arrays are contiguous, n elements; 16-byte loads
+// when n and the arrays' alignment allow. Returns the launch's error.
 cudaError_t launch_relu_dropout_backward(ReluDropoutElement element, void* grad_input, const void* grad_output,
                                          const bool* mask, const void* x, double scale, int64_t n,
                                          cudaStream_t stream);
@@ -33,7 +33,8 @@ struct PhiloxDraw {
 // vectorized fused dropout kernel draws them for a contiguous tensor of n elements with `vec`
 // elements per load (4 for float, 8 for half and bfloat16) on `blocks` blocks of 256 threads,
 // so the mask is the one at::native_dropout(at::relu(x)) would draw from the same generator
-// state. keep = 1 - p in the accumulation type (float). float32, float16 and bfloat16 only.
+// state. keep = 1 - p in the accumulation type (float). float32, float16 and bfloat16 only;
+// x and output 16-byte aligned, mask vec-byte aligned (else cudaErrorMisalignedAddress).
 cudaError_t launch_relu_dropout_forward(ReluDropoutElement element, void* output, bool* mask, const void* x,
                                         float keep, int64_t n, int vec, unsigned blocks, PhiloxDraw draw,
                                         cudaStream_t stream);

@@ -494,20 +494,33 @@ TEST(ResidentBatch, TimeMajorLayoutSurvivesPinningAndTheMoveToTheGpu) {
 // The MLPs' ReLU + dropout (models/relu_dropout.hpp) on the GPU: the same output, mask and
 // input gradient, bit for bit, as torch::relu then torch::dropout under autograd, from the
 // same seed, and the generator left where LibTorch leaves it, in each element type it takes.
-// Sizes: 37x129 is no multiple of 4 (LibTorch's two forward kernels, one backward kernel);
-// 37x128 takes the one-kernel forward; 2200x1024 makes more than one grid-wide stride on any
-// GPU of up to 256 SMs. The gradient must have both dropped and kept elements for the check to
-// mean much.
+// Sizes: 37x129 is no multiple of 4 (LibTorch's two forward kernels, our backward element by
+// element); 37x128 takes the one-kernel forward and the 16-byte backward; the same one element
+// into a buffer is contiguous but not 16-byte aligned (LibTorch's forward, our element-wise
+// backward); 2200x1024 makes more than one grid-wide stride on any GPU of up to 256 SMs. The
+// gradient must have both dropped and kept elements for the check to mean much.
 TEST(ReluDropout, OutputsAndGradientsAreLibTorchsBitForBit) {
   SKIP_WITHOUT_OWN_DEVICE();
+  struct Case {
+    int64_t rows, columns, offset;
+  };
   for (const auto type : {torch::kFloat, torch::kDouble, torch::kHalf, torch::kBFloat16}) {
-    for (const auto& shape : std::vector<std::vector<int64_t>>{{37, 129}, {37, 128}, {2200, 1024}}) {
-      SCOPED_TRACE(std::string(c10::toString(type)) + " " + std::to_string(shape[0]) + "x" + std::to_string(shape[1]));
+    for (const Case c : {Case{37, 129, 0}, Case{37, 128, 0}, Case{37, 128, 1}, Case{2200, 1024, 0}}) {
+      SCOPED_TRACE(std::string(c10::toString(type)) + " " + std::to_string(c.rows) + "x" + std::to_string(c.columns) +
+                   " at offset " + std::to_string(c.offset));
+      const std::vector<int64_t> shape{c.rows, c.columns};
       const auto options = torch::TensorOptions().device(test_device()).dtype(type);
       const auto x = torch::randn(shape, options);
       const auto upstream = torch::randn(shape, options);
-      ASSERT_TRUE(relu_dropout_is_fused(x, 0.3));
-      auto fused_input = x.clone().requires_grad_(true), reference_input = x.clone().requires_grad_(true);
+      // The fused side's input is a view `offset` elements into a buffer, autograd's leaf.
+      const int64_t n = c.rows * c.columns;
+      auto buffer = torch::zeros({c.offset + n}, options);
+      buffer.narrow(0, c.offset, n).copy_(x.reshape({-1}));
+      buffer.requires_grad_(true);
+      const auto fused_input = buffer.narrow(0, c.offset, n).view(shape);
+      const auto reference_input = x.clone().requires_grad_(true);
+      ASSERT_TRUE(relu_dropout_is_fused(fused_input, 0.3));
+      ASSERT_EQ(reinterpret_cast<uintptr_t>(fused_input.data_ptr()) % 16 == 0, c.offset == 0);
       torch::manual_seed(11);
       const auto fused = relu_dropout(fused_input, 0.3, /*training=*/true);
       const auto next_after_fused = torch::rand({8}, options.dtype(torch::kFloat));
@@ -518,7 +531,7 @@ TEST(ReluDropout, OutputsAndGradientsAreLibTorchsBitForBit) {
       EXPECT_TRUE(torch::equal(next_after_fused, next_after_reference)) << "the generator advanced differently";
       fused.backward(upstream);
       reference.backward(upstream);
-      EXPECT_TRUE(torch::equal(fused_input.grad(), reference_input.grad()));
+      EXPECT_TRUE(torch::equal(buffer.grad().narrow(0, c.offset, n).view(shape), reference_input.grad()));
       const int64_t zeros = (reference_input.grad() == 0).sum().item<int64_t>();
       EXPECT_GT(zeros, x.numel() / 3);  // ReLU's half plus dropout's 30% of the rest
       EXPECT_LT(zeros, x.numel() - x.numel() / 5);
