@@ -44,7 +44,9 @@ torch::Tensor relu_dropout_backward(const torch::Tensor& grad_output, const torc
   return grad_input;
 }
 
-// How LibTorch's fused dropout launches on a fresh contiguous tensor of n elements: 16-byte
+// How LibTorch's fused dropout launches on a fresh contiguous tensor of n elements, as
+// aten/src/ATen/native/cuda/Dropout.cu of PyTorch 2.11 (the GPU image's) does; should a
+// LibTorch launch otherwise, ReluDropout.OutputsAndGradientsAreLibTorchsBitForBit fails. 16-byte
 // vectors (4 floats, 8 halves or bfloat16s) when n is a multiple of the vector, on at most as
 // many 256-thread blocks as the GPU keeps resident, advancing the Philox offset by 4 per
 // grid-wide stride. vec 0: it would take another kernel, whose draw order ours does not follow.
