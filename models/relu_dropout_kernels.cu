@@ -114,7 +114,7 @@ bool aligned_to(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t
 
 // 16-byte vectors when n and all four arrays allow them, else element by element.
 template <typename T>
-cudaError_t launch(void* grad_input, const void* grad_output, const bool* mask, const void* x, double scale,
+cudaError_t launch_backward(void* grad_input, const void* grad_output, const bool* mask, const void* x, double scale,
                    int64_t n, cudaStream_t stream) {
   constexpr int kThreads = 256;
   constexpr int kVec = 16 / sizeof(T);
@@ -150,10 +150,11 @@ cudaError_t launch_relu_dropout_backward(ReluDropoutElement element, void* grad_
                                          const bool* mask, const void* x, double scale, int64_t n,
                                          cudaStream_t stream) {
   switch (element) {
-    case ReluDropoutElement::float32: return launch<float>(grad_input, grad_output, mask, x, scale, n, stream);
-    case ReluDropoutElement::float64: return launch<double>(grad_input, grad_output, mask, x, scale, n, stream);
-    case ReluDropoutElement::float16: return launch<__half>(grad_input, grad_output, mask, x, scale, n, stream);
-    case ReluDropoutElement::bfloat16: return launch<__nv_bfloat16>(grad_input, grad_output, mask, x, scale, n, stream);
+    case ReluDropoutElement::float32: return launch_backward<float>(grad_input, grad_output, mask, x, scale, n, stream);
+    case ReluDropoutElement::float64: return launch_backward<double>(grad_input, grad_output, mask, x, scale, n, stream);
+    case ReluDropoutElement::float16: return launch_backward<__half>(grad_input, grad_output, mask, x, scale, n, stream);
+    case ReluDropoutElement::bfloat16:
+      return launch_backward<__nv_bfloat16>(grad_input, grad_output, mask, x, scale, n, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -10,8 +10,8 @@
 
 #include "encoder_block.hpp"
 #include "model_registry.hpp"
-#include "relu_dropout.hpp"
 #include "model_shapes.hpp"
+#include "relu_dropout.hpp"
 
 namespace ddpscale {
 namespace {
