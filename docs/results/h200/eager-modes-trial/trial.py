@@ -24,18 +24,17 @@ import subprocess
 import sys
 import time
 
-binary, stop = sys.argv[1], time.time() + float(sys.argv[2])
-root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 reference = os.path.join(root, "scripts", "gpu", "pytorch_ddp_reference.py")
-train = [binary, "train", "-m", "mlp-medium", "-b", "8", "--runs", "3", "--steps", "100", "--warmup", "10"]
-python = ["python3", reference, "--rows", "mlp-medium:8", "--variant", "eager-caller-thread", "--runs", "3",
+TRAIN = ["train", "-m", "mlp-medium", "-b", "8", "--runs", "3", "--steps", "100", "--warmup", "10"]
+PYTHON = ["python3", reference, "--rows", "mlp-medium:8", "--variant", "eager-caller-thread", "--runs", "3",
           "--steps", "100"]
 mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader",
           "-np", "1"]
 
 
 def ddpscale_ms(text):
-    runs = [float(m) / 1000.0 for m in re.findall(r"step\s+([0-9.]+) us", text)]
+    runs = [float(m) / 1000.0 for m in re.findall(r"^run .*step\s+([0-9.]+) us", text, re.M)]
     return runs
 
 
@@ -62,17 +61,23 @@ def measure(name, command, parse):
         print(done.stderr[-2000:], file=sys.stderr)
 
 
-i = 0
-while time.time() < stop:
-    k = i % 16
-    for name, command, parse in (
-            ("free", train, ddpscale_ms),
-            (f"core-{k}", ["taskset", "-c", str(k)] + train, ddpscale_ms),
-            ("mpirun", mpirun + train, ddpscale_ms),
-            ("noaslr", ["setarch", "-R"] + train, ddpscale_ms),
-            ("py-free", python, pytorch_ms),
-            (f"py-core-{k}", ["taskset", "-c", str(k)] + python, pytorch_ms)):
-        if time.time() >= stop:
-            break
-        measure(name, command, parse)
-    i += 1
+def main(binary, stop):
+    train, python = [binary] + TRAIN, PYTHON
+    i = 0
+    while time.time() < stop:
+        k = i % 16
+        for name, command, parse in (
+                ("free", train, ddpscale_ms),
+                (f"core-{k}", ["taskset", "-c", str(k)] + train, ddpscale_ms),
+                ("mpirun", mpirun + train, ddpscale_ms),
+                ("noaslr", ["setarch", "-R"] + train, ddpscale_ms),
+                ("py-free", python, pytorch_ms),
+                (f"py-core-{k}", ["taskset", "-c", str(k)] + python, pytorch_ms)):
+            if time.time() >= stop:
+                break
+            measure(name, command, parse)
+        i += 1
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], time.time() + float(sys.argv[2]))
