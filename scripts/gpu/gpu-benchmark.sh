@@ -11,6 +11,10 @@
 # ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither;
 # scripts/analysis/paired_ratio.py then compares them round by round.
 # PAIRING=row pairs the two sides row by row instead of grid by grid (below).
+# STEPS="MODEL=N ..." (PAIRING=row only) measures N steps a run on both sides for that model
+# instead of 100: a run of 100 eager MLP steps lasts 50-100 ms, inside one of the host's slow
+# or fast spells, which last seconds (docs/benchmarks.md, 2026-11-25, fourth session); a run
+# of about a second averages over them, and the rounds' ratios spread less (windows.py there).
 # ROUNDS (default 4) rounds at most; no round starts after DEADLINE seconds (default 480,
 # for a 10-minute device call with the build done), so the call ends with a verdict on the
 # rounds that finished. Writes rounds and $OUT/reference-paired.md to ${OUT:-bench-out}/.
@@ -23,6 +27,10 @@ rounds="${ROUNDS:-4}"
 deadline=$((SECONDS + ${DEADLINE:-480}))
 studies="${STUDIES:-$DDPSCALE_ROOT/studies}"
 rows=()
+if [ -n "${STEPS:-}" ] && [ "${PAIRING:-round}" != row ]; then
+  log "STEPS needs PAIRING=row (the grid's spec sets its own steps)"
+  exit 2
+fi
 if [ "$gpus" = 1 ]; then
   # SPEC and ROWS (MODEL:BATCH ...) narrow the grid, e.g. to settle one model's rows with
   # more rounds; ROWS must name exactly the spec's configurations. VARIANTS (default
@@ -50,7 +58,7 @@ pytorch_side() {
   shift
   if [ "$gpus" = 1 ]; then
     log "${dir#"$out"/}: PyTorch ${VARIANTS:-eager graph} on 1 GPU"
-    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "$@" --variant ${VARIANTS:-eager graph} \
+    python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "$@" --variant ${VARIANTS:-eager graph} ${steps:+--steps "$steps"} \
       >"$dir/pytorch-1gpu.jsonl" 2>"$dir/pytorch-1gpu.err"
   else
     log "${dir#"$out"/}: PyTorch DDP on 1 GPU, then 2"
@@ -66,15 +74,22 @@ pytorch_side() {
 # settings for that model and batch (runs 3, 10 + 100 steps, Adam, lr 1e-3, seed 42), in the
 # exec modes VARIANTS names.
 # PyTorch's eager-* and compile-* variants are all set against ddpscale's eager step.
+row_steps() {  # row_steps MODEL: the steps a run of that model measures (STEPS, else 100)
+  local entry
+  for entry in ${STEPS:-}; do [ "${entry%%=*}" = "$1" ] && { echo "${entry##*=}"; return; }; done
+  echo 100
+}
 row_spec() {
   local model="$1" batch="$2" file="$3" modes
   modes=$(for v in ${VARIANTS:-eager graph}; do [ "$v" = graph ] && echo graph || echo eager; done | sort -u | paste -sd,)
-  printf 'name: %s-b%s\nmodels: [%s]\nbatch_sizes: [%s]\nworld_sizes: [1]\nexec: [%s]\nruns: 3\nwarmup: 10\nsteps: 100\noptimizer: adam\nlr: 0.001\nseed: 42\n' \
-    "$model" "$batch" "$model" "$batch" "$modes" >"$file"
+  printf 'name: %s-b%s\nmodels: [%s]\nbatch_sizes: [%s]\nworld_sizes: [1]\nexec: [%s]\nruns: 3\nwarmup: 10\nsteps: %s\noptimizer: adam\nlr: 0.001\nseed: 42\n' \
+    "$model" "$batch" "$model" "$batch" "$modes" "$(row_steps "$model")" >"$file"
 }
 pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when FIRST is ddpscale
   local first="$1" dir="$2" spec_file="$3"
   shift 3
+  local steps=""  # PAIRING=row: the row's steps, the same on both sides
+  [ "${PAIRING:-round}" = row ] && steps=$(row_steps "${1%%:*}")
   if [ "$first" = ddpscale ]; then
     ddpscale_side "$dir" "$spec_file"
     pytorch_side "$dir" "$@"
