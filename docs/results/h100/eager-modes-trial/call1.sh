@@ -2,7 +2,7 @@
 # Device call 1 (nvidia-h200): build HEAD and run the GPU tests, keep the binary, then the
 # eager-modes trial for the rest of the call. Run from the repository root: bash THIS_FILE
 set -uo pipefail
-here=docs/results/h200/eager-modes-trial
+here=docs/results/h100/eager-modes-trial
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 { date -u; nproc; cat /proc/loadavg; top -bn1 | head -25; nvidia-smi -q -d CLOCK,PERFORMANCE | head -60
