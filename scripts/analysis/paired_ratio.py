@@ -18,7 +18,9 @@ ddpscale runs it since 0b19c2f, and faster than "eager"), and ddpscale's graph s
 Per configuration (model, batch per GPU, GPUs) and round: r = ddpscale's median samples/s
 over its runs / PyTorch's. Over rounds: the geometric mean of r with a 95% t-interval on
 log r (df = rounds - 1). Verdict against the target: "yes" when the interval's lower end is
-at or above it, "no" when its upper end is below, else "undecided". Every other PyTorch
+at or above it, "no" when its upper end is below, else "undecided"; for an undecided row, the
+rounds in all after which the interval would clear the target if the geometric mean and the
+log spread stayed as measured (a planning figure, not a verdict). Every other PyTorch
 variant in the rounds (compile-*, eager-foreach) gets an unjudged table of the same ratios.
 Standard library only.
 """
@@ -67,6 +69,22 @@ def paired_ratio(ratios):
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
+def rounds_to_decide(ratios, target, most=1000):
+    """The fewest rounds whose 95% t-interval would clear the target if the rounds' geometric
+    mean and log spread stayed what they are, and the verdict it would give; (None, reason)
+    where no number of rounds can say (one round, or a mean on the target)."""
+    if len(ratios) < 2:
+        return None, "unknown (one round)"
+    logs = [math.log(r) for r in ratios]
+    mean, sd = statistics.fmean(logs), statistics.stdev(logs)
+    gap = abs(mean - math.log(target))
+    for n in range(2, most + 1):
+        half = t975(n - 1) * sd / math.sqrt(n)
+        if (mean >= math.log(target) and half <= gap) or (mean < math.log(target) and half < gap):
+            return n, "yes" if mean >= math.log(target) else "no"
+    return None, f"more than {most}"
+
+
 def verdict(low, high, target):
     if low != low:
         return "undecided (one round)"
@@ -106,7 +124,7 @@ def print_table(rounds, pairing, target, names):
     verdict_column = f" at least {target:g}x? |" if judged else ""
     print(f"| model | batch/GPU | GPUs | rounds | ddpscale / PyTorch per round | geometric mean [95% CI] |{verdict_column}")
     print("|---|---:|---:|---:|---|---|" + ("---|" if judged else ""))
-    counts = {}
+    counts, to_decide = {}, []
     for key in keys:
         ratios = [r[key][0] / r[key][1] for r in per_round if key in r]
         mean, low, high = paired_ratio(ratios)
@@ -117,12 +135,20 @@ def print_table(rounds, pairing, target, names):
             answer = verdict(low, high, target)
             counts[answer.split(" ")[0]] = counts.get(answer.split(" ")[0], 0) + 1
             cells += f" {answer} |"
+            if answer.startswith("undecided"):
+                n, outcome = rounds_to_decide(ratios, target)
+                rounds_text = f"{n} rounds ({outcome})" if n else outcome
+                to_decide.append(f"{key[0]} b{key[1]} on {key[2]} GPU{'s' if key[2] != 1 else ''}: {rounds_text}")
         print(cells)
     print()
     if judged:
         print(f"{len(keys)} configurations over {round_count} rounds: " +
               ", ".join(f"{counts.get(k, 0)} {k}" for k in ("yes", "no", "undecided")))
         print()
+        if to_decide:
+            print("Rounds in all that would decide the undecided rows, were their mean and spread to hold: " +
+                  "; ".join(to_decide) + ".")
+            print()
 
 
 def main(argv):
