@@ -12,9 +12,10 @@
 # scripts/analysis/paired_ratio.py then compares them round by round.
 # PAIRING=row pairs the two sides row by row instead of grid by grid (below).
 # STEPS="MODEL=N ..." (PAIRING=row only) measures N steps a run on both sides for that model
-# instead of 100: a run of 100 eager MLP steps lasts 50-100 ms, inside one of the host's slow
-# or fast spells, which last seconds (docs/benchmarks.md, 2026-11-25, fourth session); a run
-# of about a second averages over them, and the rounds' ratios spread less (windows.py there).
+# instead of 100. A run of 100 eager MLP steps lasts 50-100 ms, and the host's speed moves
+# by up to 2x between processes seconds apart; in one trial pairs of 2000-step runs spread
+# less than pairs of 100-step runs, though 15 pairs could not establish it
+# (docs/results/h100/eager-modes-trial/windows.py; docs/benchmarks.md, 2026-11-25).
 # ROUNDS (default 4) rounds at most; no round starts after DEADLINE seconds (default 480,
 # for a 10-minute device call with the build done), so the call ends with a verdict on the
 # rounds that finished. Writes rounds and $OUT/reference-paired.md to ${OUT:-bench-out}/.
