@@ -59,29 +59,37 @@ def read_round(directory):
     return pairs
 
 
-def paired_ratio(ratios):
-    """Geometric mean of the ratios and its 95% t-interval (NaN bounds for one round)."""
+def log_mean_sd(ratios):
+    """Mean and standard deviation of the log ratios (NaN sd for one round)."""
     logs = [math.log(r) for r in ratios]
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return math.exp(mean), float("nan"), float("nan")
-    half = t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return statistics.fmean(logs), statistics.stdev(logs) if len(logs) > 1 else float("nan")
+
+
+def interval(mean, sd, rounds):
+    """exp of the log mean and of its 95% t-interval over that many rounds."""
+    half = t975(rounds - 1) * sd / math.sqrt(rounds)
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
+def paired_ratio(ratios):
+    """Geometric mean of the ratios and its 95% t-interval (NaN bounds for one round)."""
+    mean, sd = log_mean_sd(ratios)
+    if len(ratios) < 2:
+        return math.exp(mean), float("nan"), float("nan")
+    return interval(mean, sd, len(ratios))
+
+
 def rounds_to_decide(ratios, target, most=1000):
-    """The fewest rounds whose 95% t-interval would clear the target if the rounds' geometric
-    mean and log spread stayed what they are, and the verdict it would give; (None, reason)
+    """The fewest rounds whose 95% t-interval would clear the target (verdict yes or no) if the
+    rounds' geometric mean and log spread stayed what they are, and that verdict; (None, reason)
     where no number of rounds can say (one round, or a mean on the target)."""
     if len(ratios) < 2:
         return None, "unknown (one round)"
-    logs = [math.log(r) for r in ratios]
-    mean, sd = statistics.fmean(logs), statistics.stdev(logs)
-    gap = abs(mean - math.log(target))
+    mean, sd = log_mean_sd(ratios)
     for n in range(2, most + 1):
-        half = t975(n - 1) * sd / math.sqrt(n)
-        if (mean >= math.log(target) and half <= gap) or (mean < math.log(target) and half < gap):
-            return n, "yes" if mean >= math.log(target) else "no"
+        answer = verdict(*interval(mean, sd, n)[1:], target)
+        if answer != "undecided":
+            return n, answer
     return None, f"more than {most}"
 
 

@@ -80,17 +80,15 @@ row_steps() {  # row_steps MODEL: the steps a run of that model measures (STEPS,
   for entry in ${STEPS:-}; do [ "${entry%%=*}" = "$1" ] && { echo "${entry##*=}"; return; }; done
   echo 100
 }
-row_spec() {
-  local model="$1" batch="$2" file="$3" modes
+row_spec() {  # row_spec MODEL BATCH STEPS FILE
+  local model="$1" batch="$2" steps="$3" file="$4" modes
   modes=$(for v in ${VARIANTS:-eager graph}; do [ "$v" = graph ] && echo graph || echo eager; done | sort -u | paste -sd,)
   printf 'name: %s-b%s\nmodels: [%s]\nbatch_sizes: [%s]\nworld_sizes: [1]\nexec: [%s]\nruns: 3\nwarmup: 10\nsteps: %s\noptimizer: adam\nlr: 0.001\nseed: 42\n' \
-    "$model" "$batch" "$model" "$batch" "$modes" "$(row_steps "$model")" >"$file"
+    "$model" "$batch" "$model" "$batch" "$modes" "$steps" >"$file"
 }
 pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when FIRST is ddpscale
   local first="$1" dir="$2" spec_file="$3"
   shift 3
-  local steps=""  # PAIRING=row: the row's steps, the same on both sides
-  [ "${PAIRING:-round}" = row ] && steps=$(row_steps "${1%%:*}")
   if [ "$first" = ddpscale ]; then
     ddpscale_side "$dir" "$spec_file"
     pytorch_side "$dir" "$@"
@@ -101,6 +99,7 @@ pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when
   finished+=("$dir")
 }
 finished=()
+steps=""  # a row's steps per run (PAIRING=row); the grid's spec sets its own
 last=0  # the last round's seconds: a round that would end past the deadline is not started
 for round in $(seq 1 "$rounds"); do
   if ((SECONDS + last >= deadline)); then
@@ -114,7 +113,8 @@ for round in $(seq 1 "$rounds"); do
       row="${rows[$i]}"
       dir="$out/round-$round/${row/:/-b}"
       mkdir -p "$dir"
-      row_spec "${row%%:*}" "${row##*:}" "$dir/spec.yaml"
+      steps=$(row_steps "${row%%:*}")  # the same on both sides; pytorch_side reads it
+      row_spec "${row%%:*}" "${row##*:}" "$steps" "$dir/spec.yaml"
       if (((i + round) % 2 == 1)); then first=ddpscale; else first=pytorch; fi
       pair "$first" "$dir" "$dir/spec.yaml" "$row"
     done
