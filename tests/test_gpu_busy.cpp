@@ -40,19 +40,38 @@ TEST(GpuBusy, KernelTimesSumPerNameLargestFirst) {
   EXPECT_EQ(kernels[2].name, "nccl");
   EXPECT_EQ(kernels[2].calls, 1);
   EXPECT_EQ(kernels[2].total_ns, 70);
+  // Beside other work: the first gemm [0,30) shares [10,30) with nccl (20), the first adam
+  // [30,70) lies inside nccl (40), nccl [10,80) has gemm then adam beside it for [10,70) (60);
+  // the second step runs alone (adam starts where gemm ends: touching is not overlapping).
+  EXPECT_EQ(kernels[0].concurrent_ns, 40);
+  EXPECT_EQ(kernels[1].concurrent_ns, 20);
+  EXPECT_EQ(kernels[2].concurrent_ns, 60);
+}
+
+TEST(GpuBusy, ConcurrentTimeIsEachActivitysOverlapWithAllOthers) {
+  // a [0,100) has b [20,60) and c [40,80) beside it over [20,80): 60, counted once where b
+  // and c both run. b and c each lie inside a: 40 each. d [200,210) is alone; the empty
+  // e [90,90) and the reversed f [95,91) are nothing and overlap nothing.
+  const std::vector<DeviceActivity> activities = {{"a", {0, 100}},   {"b", {20, 60}}, {"c", {40, 80}},
+                                                  {"d", {200, 210}}, {"e", {90, 90}}, {"f", {95, 91}}};
+  EXPECT_EQ(concurrent_ns_each(activities), (std::vector<int64_t>{60, 40, 40, 0, 0, 0}));
+  EXPECT_TRUE(concurrent_ns_each({}).empty());
+  // Identical intervals overlap each other fully.
+  EXPECT_EQ(concurrent_ns_each({{"x", {5, 15}}, {"y", {5, 15}}}), (std::vector<int64_t>{10, 10}));
 }
 
 TEST(GpuBusy, KernelTableIsCsvPerStepWithQuotedNames) {
   const std::string path = ::testing::TempDir() + "kernels.rank0.csv";
   // Over 2 steps of 100 us busy each: a templated kernel whose name holds a comma and a quote.
-  write_kernel_table(path, {{"void gemm<float, 128>(\"x\")", 4, 120000}, {"adam", 2, 50000}}, 2, 100.0);
+  // The gemm had other work beside it for 30 us in all (15 a step); adam for none.
+  write_kernel_table(path, {{"void gemm<float, 128>(\"x\")", 4, 120000, 30000}, {"adam", 2, 50000}}, 2, 100.0);
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_EQ(text.str(),
-            "kernel,calls_per_step,us_per_step,share_of_busy\n"
-            "\"void gemm<float, 128>(\"\"x\"\")\",2,60,0.6\n"
-            "\"adam\",1,25,0.25\n");
+            "kernel,calls_per_step,us_per_step,share_of_busy,concurrent_us_per_step\n"
+            "\"void gemm<float, 128>(\"\"x\"\")\",2,60,0.6,15\n"
+            "\"adam\",1,25,0.25,0\n");
   std::remove(path.c_str());
   EXPECT_THROW(write_kernel_table("/nonexistent-folder/k.csv", {}, 1, 1.0), std::runtime_error);
 }

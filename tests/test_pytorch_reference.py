@@ -8,6 +8,8 @@ Usage: test_pytorch_reference.py DDPSCALE_BINARY
 - Each model trains two eager steps on the CPU and prints a JSON line with the variant,
   the model's parameter count and a positive step time.
 - busy_union_us counts overlapping kernel intervals once: [0,10] [5,15] [20,25] -> 20 (by hand).
+- concurrent_each gives each interval's time beside the others, on the cases worked by hand in
+  tests/test_gpu_busy.cpp (ddpscale's twin, concurrent_ns_each).
 Exit 0 pass, 1 fail, 77 skipped (no PyTorch for this Python).
 """
 import json
@@ -52,6 +54,14 @@ def main():
     union = pytorch_ddp_reference.busy_union_us([(20, 25), (0, 10), (5, 15)])
     if union != 20:
         failures.append(f"busy_union_us gave {union}, expected 20")
+    # The cases of GpuBusy.ConcurrentTimeIsEachActivitysOverlapWithAllOthers (tests/test_gpu_busy.cpp),
+    # worked by hand there: the two implementations must agree.
+    beside = pytorch_ddp_reference.concurrent_each([(0, 100), (20, 60), (40, 80), (200, 210), (90, 90), (95, 91)])
+    if beside != [60, 40, 40, 0, 0, 0]:
+        failures.append(f"concurrent_each gave {beside}, expected [60, 40, 40, 0, 0, 0]")
+    beside = pytorch_ddp_reference.concurrent_each([(0, 30), (30, 70), (10, 80), (100, 150), (150, 190)])
+    if beside != [20, 40, 60, 0, 0]:
+        failures.append(f"concurrent_each gave {beside} for one step beside an NCCL kernel, expected [20, 40, 60, 0, 0]")
     for f in failures:
         print("FAIL:", f)
     print(f"{len(theirs)} models checked, {len(lines)} trained")

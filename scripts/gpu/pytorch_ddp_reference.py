@@ -239,9 +239,31 @@ def busy_union_us(intervals):
     return total
 
 
+def concurrent_each(intervals):
+    """For each (start, end) interval, in order, how long at least one other ran at the same
+    time, as ddpscale's concurrent_ns_each (trainer/engine/gpu_busy.cpp) counts it: touching
+    intervals do not overlap; empty ones are nothing."""
+    edges = []
+    for i, (start, end) in enumerate(intervals):
+        if end > start:
+            edges += [(start, 1, i), (end, 0, i)]  # at one instant, ends (0) before starts (1)
+    concurrent, running, previous = [0] * len(intervals), set(), 0
+    for at, starts, i in sorted(edges):
+        if len(running) >= 2:
+            for j in running:
+                concurrent[j] += at - previous
+        previous = at
+        if starts:
+            running.add(i)
+        else:
+            running.discard(i)
+    return concurrent
+
+
 def write_kernel_table(trainer, path, steps, device):
     """GPU time per kernel name over `steps` more steps, as `ddpscale train --gpu-kernels` writes it:
-    kernel, calls_per_step, us_per_step, share_of_busy (of the union of all kernels' intervals)."""
+    kernel, calls_per_step, us_per_step, share_of_busy (of the union of all kernels' intervals),
+    concurrent_us_per_step (the kernel's time with other GPU work beside it)."""
     from torch.profiler import ProfilerActivity, profile
     if device.type != "cuda":
         raise SystemExit("--kernels needs a CUDA device")
@@ -250,21 +272,25 @@ def write_kernel_table(trainer, path, steps, device):
         for _ in range(steps):
             trainer.step()
         synchronize(device)
-    calls, total_us, intervals = {}, {}, []
+    names, intervals = [], []
     for event in prof.events():
         if event.device_type != torch.autograd.DeviceType.CUDA:
             continue
-        start, end = event.time_range.start, event.time_range.end
-        calls[event.name] = calls.get(event.name, 0) + 1
-        total_us[event.name] = total_us.get(event.name, 0.0) + (end - start)
-        intervals.append((start, end))
+        names.append(event.name)
+        intervals.append((event.time_range.start, event.time_range.end))
+    calls, total_us, concurrent_us = {}, {}, {}
+    for name, (start, end), beside in zip(names, intervals, concurrent_each(intervals)):
+        calls[name] = calls.get(name, 0) + 1
+        total_us[name] = total_us.get(name, 0.0) + (end - start)
+        concurrent_us[name] = concurrent_us.get(name, 0.0) + beside
     busy = busy_union_us(intervals) / steps
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["kernel", "calls_per_step", "us_per_step", "share_of_busy"])
+        writer.writerow(["kernel", "calls_per_step", "us_per_step", "share_of_busy", "concurrent_us_per_step"])
         for name in sorted(total_us, key=lambda n: (-total_us[n], n)):
             us = total_us[name] / steps
-            writer.writerow([name, f"{calls[name] / steps:g}", f"{us:g}", f"{us / busy:g}" if busy > 0 else "0"])
+            writer.writerow([name, f"{calls[name] / steps:g}", f"{us:g}", f"{us / busy:g}" if busy > 0 else "0",
+                             f"{concurrent_us[name] / steps:g}"])
 
 
 def main():

@@ -62,7 +62,8 @@ void add_train_options(cxxopts::Options& options) {
                          "per step: the kernel-time floor (0 = off)",
        cxxopts::value<int>()->default_value("0"))
       ("gpu-kernels", "with --gpu-busy-steps: write the GPU time of every kernel in the profiled steps, largest "
-                      "first, to PREFIX.rank<R>.csv (each rank; the last run's)",
+                      "first, and how much of it other GPU work ran beside, to PREFIX.rank<R>.csv (each rank; "
+                      "the last run's)",
        cxxopts::value<std::string>()->default_value(""), "PREFIX")
       ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)")
       ("no-gpu-sampling", "no NVML readings (utilisation, memory, power) during the measured steps")

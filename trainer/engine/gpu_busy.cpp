@@ -37,13 +37,50 @@ int64_t busy_union_ns(std::vector<BusyInterval> intervals) {
   return total;
 }
 
+std::vector<int64_t> concurrent_ns_each(const std::vector<DeviceActivity>& activities) {
+  // A sweep over the starts and ends: between two consecutive event times the set of running
+  // activities is fixed, and when it holds two or more, that stretch counts for each of them.
+  struct Edge {
+    int64_t at_ns;
+    bool starts;
+    size_t activity;
+  };
+  std::vector<Edge> edges;
+  for (size_t i = 0; i < activities.size(); ++i) {
+    const BusyInterval& t = activities[i].interval;
+    if (t.end_ns <= t.start_ns) continue;
+    edges.push_back({t.start_ns, true, i});
+    edges.push_back({t.end_ns, false, i});
+  }
+  // Ends before starts at the same instant, so back-to-back activities do not overlap.
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return a.at_ns != b.at_ns ? a.at_ns < b.at_ns : (!a.starts && b.starts);
+  });
+  std::vector<int64_t> concurrent(activities.size(), 0);
+  std::set<size_t> running;
+  int64_t previous_ns = 0;
+  for (const Edge& e : edges) {
+    if (running.size() >= 2)
+      for (size_t i : running) concurrent[i] += e.at_ns - previous_ns;
+    previous_ns = e.at_ns;
+    if (e.starts)
+      running.insert(e.activity);
+    else
+      running.erase(e.activity);
+  }
+  return concurrent;
+}
+
 std::vector<KernelTime> kernel_times(const std::vector<DeviceActivity>& activities) {
+  const std::vector<int64_t> concurrent = concurrent_ns_each(activities);
   std::map<std::string, KernelTime> by_name;
-  for (const DeviceActivity& a : activities) {
+  for (size_t i = 0; i < activities.size(); ++i) {
+    const DeviceActivity& a = activities[i];
     KernelTime& k = by_name[a.name];
     k.name = a.name;
     k.calls += 1;
     k.total_ns += std::max<int64_t>(0, a.interval.end_ns - a.interval.start_ns);
+    k.concurrent_ns += concurrent[i];
   }
   std::vector<KernelTime> kernels;
   for (auto& entry : by_name) kernels.push_back(std::move(entry.second));
@@ -62,11 +99,11 @@ void write_kernel_table(const std::string& path, const std::vector<KernelTime>& 
                         double busy_us_per_step) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write the kernel table " + path + ": is its folder there and writable?");
-  out << "kernel,calls_per_step,us_per_step,share_of_busy\n";
+  out << "kernel,calls_per_step,us_per_step,share_of_busy,concurrent_us_per_step\n";
   for (const KernelTime& k : kernels) {
     const double us_per_step = static_cast<double>(k.total_ns) / 1000.0 / steps;
     out << csv_quoted(k.name) << ',' << static_cast<double>(k.calls) / steps << ',' << us_per_step << ','
-        << us_per_step / busy_us_per_step << '\n';
+        << us_per_step / busy_us_per_step << ',' << static_cast<double>(k.concurrent_ns) / 1000.0 / steps << '\n';
   }
   if (!out.flush()) throw std::runtime_error("writing the kernel table " + path + " failed (disk full?)");
 }

@@ -26,20 +26,28 @@ struct DeviceActivity {
 };
 
 // What one kernel name cost over the profiled steps: it says which kernels make up the floor.
+// concurrent_ns is the part of total_ns during which some other activity ran on the same GPU:
+// a kernel that wants the whole GPU (cuDNN's persistent RNN kernels keep a block on every SM)
+// runs slower beside other work, and the sums alone cannot say whether it had any.
 struct KernelTime {
   std::string name;
   int64_t calls = 0;
   int64_t total_ns = 0;
+  int64_t concurrent_ns = 0;
 };
 
-// Calls and summed duration per name, largest total first (ties by name, so the order is
-// reproducible).
+// For each activity, in order, how long at least one other activity ran at the same time.
+// Intervals that only touch (one ends where the next starts) do not overlap.
+std::vector<int64_t> concurrent_ns_each(const std::vector<DeviceActivity>& activities);
+
+// Calls, summed duration and summed concurrent time per name, largest total first (ties by
+// name, so the order is reproducible).
 std::vector<KernelTime> kernel_times(const std::vector<DeviceActivity>& activities);
 
-// Writes the table as CSV (kernel, calls_per_step, us_per_step, share_of_busy), largest
-// first. share_of_busy is the kernel's time over the busy union: overlapping kernels (NCCL
-// beside backward) make the shares add up to more than 1. Throws std::runtime_error naming
-// the file when it cannot be written.
+// Writes the table as CSV (kernel, calls_per_step, us_per_step, share_of_busy,
+// concurrent_us_per_step), largest first. share_of_busy is the kernel's time over the busy
+// union: overlapping kernels (NCCL beside backward) make the shares add up to more than 1.
+// Throws std::runtime_error naming the file when it cannot be written.
 void write_kernel_table(const std::string& path, const std::vector<KernelTime>& kernels, int steps,
                         double busy_us_per_step);
 
