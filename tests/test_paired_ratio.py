@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """scripts/analysis/paired_ratio.py on four synthetic rounds whose host speed drifts (factors 1.0, 0.5,
 0.8, 0.4 on both sides), with known answers:
-- mlp b8 on 1 GPU: ddpscale 1.6x PyTorch in every round -> 1.60x [1.60, 1.60], yes.
+- mlp b8 on 1 GPU: ddpscale 1.6x PyTorch in every round -> 1.600x [1.600, 1.600], yes.
 - mlp b8 on 2 GPUs: log ratios 0.1, 0.3, 0.2, 0.4 -> mean 0.25, sd sqrt(0.05/3) = 0.12910;
-  t(0.975, 3) = 3.182 (textbook t table) -> half width 0.20540 -> exp: 1.28x [1.05, 1.58],
+  t(0.975, 3) = 3.1824 (textbook t table) -> half width 3.1824 * 0.12910 / 2 = 0.20543 ->
+  exp: 1.284x [1.046, 1.577]; the rounds' ratios exp(0.1, 0.3, 0.2, 0.4) = 1.105, 1.350, 1.221, 1.492;
   undecided against 1.5 (worked by hand). Were that mean and sd to hold, n rounds give a half
   width of t(0.975, n-1) * 0.12910 / sqrt(n) against the gap |0.25 - ln 1.5| = 0.15547: n = 5
   gives 2.776 * 0.05774 = 0.16027 (not yet), n = 6 gives 2.571 * 0.05270 = 0.13550 (below the
@@ -18,9 +19,10 @@ A second set of three rounds has variants, with known answers against the target
   (also in the rounds, 1.5x) only the unjudged table shows it; against "eager-caller-thread"
   (1.6x, judged too) -> yes.
 - mlp b8 graph: ratios 0.98, 1.00, 1.02 -> log mean 0, sd 0.02 (logs -0.0202, 0, 0.0198);
-  t(0.975, 2) = 4.303 -> undecided against 1.0 (about [0.95, 1.05]); its log mean is 1.3e-4 off
-  the target, so no number of rounds up to 1000 decides it (a half width of 1.3e-4 at sd 0.02
-  needs about 90,000).
+  t(0.975, 2) = 4.3027 -> geometric mean exp(-1.334e-4) = 1.000x, sd of the logs 0.020003, half
+  width 4.3027 * 0.020003 / sqrt(3) = 0.04969 -> [0.951, 1.051], undecided against 1.0; its log
+  mean is 1.3e-4 off the target, so no number of rounds up to 1000 decides it (a half width of
+  1.3e-4 at sd 0.02 needs about 90,000).
 - mlp b128 graph: 0.90 in every round -> no.
 Rows paired one by one (gpu-benchmark.sh's PAIRING=row: round-K/MODEL-bBATCH folders), 3
 rounds of 2 rows at 1.6x and 1.2x: "2 configurations over 3 rounds", not over 6.
@@ -91,15 +93,15 @@ def check_variants(tmp):
     out = subprocess.run([sys.executable, SCRIPT, *rounds], capture_output=True, text=True, check=True).stdout
     print(out)
     expected = ["### ddpscale eager against PyTorch eager (judged: at least 1.5x)",
-                "| transformer | 32 | 1 | 3 | 1.20, 1.20, 1.20 | 1.20x [1.20, 1.20] | no |",
+                "| transformer | 32 | 1 | 3 | 1.200, 1.200, 1.200 | 1.200x [1.200, 1.200] | no |",
                 "### ddpscale eager against PyTorch eager-caller-thread (judged: at least 1.5x)",
-                "| transformer | 32 | 1 | 3 | 1.60, 1.60, 1.60 | 1.60x [1.60, 1.60] | yes |",
+                "| transformer | 32 | 1 | 3 | 1.600, 1.600, 1.600 | 1.600x [1.600, 1.600] | yes |",
                 "### ddpscale graph against PyTorch graph (judged: at least 1x)",
-                "| mlp | 8 | 1 | 3 | 0.98, 1.00, 1.02 | 1.00x [0.95, 1.05] | undecided |",
-                "| mlp | 128 | 1 | 3 | 0.90, 0.90, 0.90 | 0.90x [0.90, 0.90] | no |",
+                "| mlp | 8 | 1 | 3 | 0.980, 1.000, 1.020 | 1.000x [0.951, 1.051] | undecided |",
+                "| mlp | 128 | 1 | 3 | 0.900, 0.900, 0.900 | 0.900x [0.900, 0.900] | no |",
                 "were their mean and spread to hold: mlp b8 on 1 GPU: more than 1000.",
                 "### ddpscale eager against PyTorch eager-foreach (not judged)",
-                "| transformer | 32 | 1 | 3 | 1.50, 1.50, 1.50 | 1.50x [1.50, 1.50] |"]
+                "| transformer | 32 | 1 | 3 | 1.500, 1.500, 1.500 | 1.500x [1.500, 1.500] |"]
     return [line for line in expected if line not in out]
 
 
@@ -126,10 +128,10 @@ def main():
         write_round(directory, i)
     out = subprocess.run([sys.executable, SCRIPT, *rounds], capture_output=True, text=True, check=True).stdout
     print(out)
-    expected = ["| mlp | 8 | 1 | 4 | 1.60, 1.60, 1.60, 1.60 | 1.60x [1.60, 1.60] | yes |",
-                "| mlp | 16 | 1 | 4 | 1.20, 1.20, 1.20, 1.20 | 1.20x [1.20, 1.20] | no |",
-                "| mlp | 32 | 1 | 1 | 1.75 | 1.75x n/a | undecided (one round) |",
-                "| mlp | 8 | 2 | 4 | 1.11, 1.35, 1.22, 1.49 | 1.28x [1.05, 1.58] | undecided |",
+    expected = ["| mlp | 8 | 1 | 4 | 1.600, 1.600, 1.600, 1.600 | 1.600x [1.600, 1.600] | yes |",
+                "| mlp | 16 | 1 | 4 | 1.200, 1.200, 1.200, 1.200 | 1.200x [1.200, 1.200] | no |",
+                "| mlp | 32 | 1 | 1 | 1.750 | 1.750x n/a | undecided (one round) |",
+                "| mlp | 8 | 2 | 4 | 1.105, 1.350, 1.221, 1.492 | 1.284x [1.046, 1.577] | undecided |",
                 "4 configurations over 4 rounds: 1 yes, 1 no, 2 undecided",
                 "were their mean and spread to hold: mlp b32 on 1 GPU: unknown (one round); "
                 "mlp b8 on 2 GPUs: 6 rounds (no)."]
