@@ -24,3 +24,5 @@ for b in "${bins[@]}"; do
   echo "## $b"
   python3 scripts/analysis/paired_ratio.py "$OUT/$b"/pass-*/round-1/* | tee "$OUT/$b/paired.md"
 done
+# The device tool brings back 8 files and no deep folders: the rounds' milliseconds travel packed.
+(cd "$OUT" && tar czf rounds.tar.gz "${bins[@]}" && rm -rf "${bins[@]}")
