@@ -126,4 +126,17 @@ for round in $(seq 1 "$rounds"); do
   last=$((SECONDS - start))
   log "round $round took $last s"
 done
-python3 "$DDPSCALE_ROOT/scripts/analysis/paired_ratio.py" "${finished[@]}" | tee "$out/reference-paired.md"
+# Which card, build and PyTorch: one kind of device may be served by different cards, and a
+# ratio near 1 has differed between them (docs/benchmarks.md, 2026-11-25).
+measured_on() {
+  local cards commit torch_version
+  cards=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd, -)
+  commit=$("$DDPSCALE_BIN" info 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["git_commit"])' 2>/dev/null)
+  torch_version=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
+  echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on ${cards:-an unnamed GPU}; ddpscale ${commit:-at an unknown commit}; PyTorch ${torch_version:-unknown}."
+}
+{
+  measured_on
+  echo
+  python3 "$DDPSCALE_ROOT/scripts/analysis/paired_ratio.py" "${finished[@]}"
+} | tee "$out/reference-paired.md"
