@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <thread>
 
@@ -748,6 +749,34 @@ TEST(GraphMode, MlpLaunchesOneKernelEachWayPerReluAndDropout) {
     EXPECT_EQ(calls_of(absent), 0) << absent;
   EXPECT_EQ(calls_of("relu_dropout_forward_kernel"), 3);
   EXPECT_EQ(calls_of("relu_dropout_backward_kernel"), 3);
+}
+
+// --gpu-trace: the profiled replays' Kineto trace names every kernel launch once, with its
+// launch shape. 10 profiled steps x 3 hidden layers = 30 ReLU + dropout forward kernels (the
+// count the test above reads from the table, per step).
+TEST(GraphMode, TraceHasEveryProfiledKernelWithItsLaunchShape) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  TempDir dir;
+  SessionSetup setup;
+  setup.options = profiled_graph_options(dir);
+  setup.options.dropout = true;
+  setup.options.gpu_trace = (dir.path() / "trace").string();
+  setup.device = test_device();
+  TrainingSession session(setup);
+  RankTimings timings;
+  std::vector<float> losses;
+  session.run(timings, losses);
+  std::ifstream file(trace_path(setup.options.gpu_trace, 0));
+  ASSERT_TRUE(file.good()) << trace_path(setup.options.gpu_trace, 0);
+  const std::string trace((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const auto occurrences = [&trace](const std::string& what) {
+    int n = 0;
+    for (auto at = trace.find(what); at != std::string::npos; at = trace.find(what, at + what.size())) ++n;
+    return n;
+  };
+  EXPECT_EQ(occurrences("relu_dropout_forward_kernel"), 30);
+  EXPECT_GE(occurrences("\"grid\""), 30);
+  EXPECT_GE(occurrences("\"registers per thread\""), 30);
 }
 
 // Two ranks, graph: the reducer gathers autograd's handed-over gradients into each bucket

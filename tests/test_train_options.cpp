@@ -92,5 +92,23 @@ TEST(TrainOptions, GpuKernelsNeedProfiledStepsAndAnExistingFolder) {
   EXPECT_EQ(kernel_table_path("out/mlp", 1), "out/mlp.rank1.csv");
 }
 
+TEST(TrainOptions, GpuTraceNeedsProfiledStepsAndAnExistingFolder) {
+  TrainOptions o;
+  o.gpu_trace = "trace";
+  try {
+    validate_train_options(o, 1, /*on_cuda=*/true);
+    FAIL() << "--gpu-trace accepted without profiled steps";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--gpu-trace writes the trace of the profiled steps: add --gpu-busy-steps"),
+              std::string::npos)
+        << e.what();
+  }
+  o.gpu_busy_steps = 20;
+  EXPECT_NO_THROW(validate_train_options(o, 1, true));
+  o.gpu_trace = "/nonexistent-folder/trace";
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+  EXPECT_EQ(trace_path("out/lstm", 3), "out/lstm.rank3.json");
+}
+
 }  // namespace
 }  // namespace ddpscale

@@ -2,7 +2,9 @@
 # On the GPU machine: ddpscale's step and PyTorch's, kernel by kernel (issue 19). For each
 # row, `ddpscale train --gpu-kernels` and scripts/gpu/pytorch_ddp_reference.py --kernels
 # profile 20 steps after 3 runs of 10 + 100 steps; scripts/analysis/kernel_side_by_side.py
-# puts the two tables side by side in $OUT/kernels/<row>.md.
+# puts the two tables side by side in $OUT/kernels/<row>.md, and scripts/analysis/kernel_launches.py
+# the two sides' launch shapes (grid, block, registers, shared memory), from the profiled steps'
+# Chrome traces, in $OUT/kernels/<row>-launches.md.
 #   OUT=/tmp/k bash scripts/gpu/kernel-compare.sh      # mlp-large b128 graph and more
 # ROWS overrides the rows, each MODEL:BATCH:MODE with MODE eager or graph (PyTorch's variant
 # of the same name). Graph rows need a build with -DDDPSCALE_CUDA_GRAPHS=ON.
@@ -16,10 +18,13 @@ for row in "${rows[@]}"; do
   name="$model-b$batch-$mode"
   log "kernels side by side: $name"
   "$DDPSCALE_BIN" train -m "$model" -b "$batch" --exec "$mode" --runs 3 --warmup 10 --steps 100 \
-    --gpu-busy-steps 20 --gpu-kernels "$tables/ddpscale-$name" >"$tables/ddpscale-$name.log" 2>&1
+    --gpu-busy-steps 20 --gpu-kernels "$tables/ddpscale-$name" --gpu-trace "$tables/ddpscale-$name" \
+    >"$tables/ddpscale-$name.log" 2>&1
   python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "$model:$batch" --variant "$mode" \
-    --kernels "$tables/pytorch" >"$tables/pytorch-$name.jsonl" 2>"$tables/pytorch-$name.err"
+    --kernels "$tables/pytorch" --trace >"$tables/pytorch-$name.jsonl" 2>"$tables/pytorch-$name.err"
   python3 "$DDPSCALE_ROOT/scripts/analysis/kernel_side_by_side.py" "$tables/ddpscale-$name.rank0.csv" \
     "$tables/pytorch-$model-b$batch-$mode.csv" >"$tables/$name.md"
+  python3 "$DDPSCALE_ROOT/scripts/analysis/kernel_launches.py" --steps 20 "$tables/ddpscale-$name.rank0.json" \
+    "$tables/pytorch-$model-b$batch-$mode.json" >"$tables/$name-launches.md"
   tail -3 "$tables/$name.md" >&2
 done

@@ -22,7 +22,8 @@ Variants (what a PyTorch user who cares about speed can run):
 The compile variants report their compile time (first steps) apart from the measured steps.
 --kernels PREFIX writes, per (model, batch, variant), the GPU time of every kernel in 20 more
 steps, in the format of `ddpscale train --gpu-kernels` (scripts/analysis/kernel_side_by_side.py
-puts the two side by side).
+puts the two side by side); with --trace, also their Chrome trace (PREFIX-*.json), as
+`ddpscale train --gpu-trace` writes it (scripts/analysis/kernel_launches.py compares launch shapes).
 """
 import argparse
 import csv
@@ -216,7 +217,8 @@ def measure_variant(name, batch, variant, args, device, world, rank):
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         step_ms.append(slowest.item() * 1000.0 / args.steps)
     if args.kernels:
-        write_kernel_table(trainer, f"{args.kernels}-{name}-b{batch}-{variant}.csv", args.kernel_steps, device)
+        stem = f"{args.kernels}-{name}-b{batch}-{variant}"
+        write_kernel_table(trainer, stem + ".csv", args.kernel_steps, device, stem + ".json" if args.trace else None)
     median_ms = statistics.median(step_ms)
     return {
         "tool": "pytorch", "variant": variant, "torch": torch.__version__, "model": name,
@@ -260,7 +262,7 @@ def concurrent_each(intervals):
     return concurrent
 
 
-def write_kernel_table(trainer, path, steps, device):
+def write_kernel_table(trainer, path, steps, device, trace_path=None):
     """GPU time per kernel name over `steps` more steps, as `ddpscale train --gpu-kernels` writes it:
     kernel, calls_per_step, us_per_step, share_of_busy (of the union of all kernels' intervals),
     concurrent_us_per_step (the kernel's time with other GPU work beside it)."""
@@ -272,6 +274,8 @@ def write_kernel_table(trainer, path, steps, device):
         for _ in range(steps):
             trainer.step()
         synchronize(device)
+    if trace_path:
+        prof.export_chrome_trace(trace_path)  # as `ddpscale train --gpu-trace` writes it
     names, intervals = [], []
     for event in prof.events():
         if event.device_type != torch.autograd.DeviceType.CUDA:
@@ -308,6 +312,8 @@ def main():
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cpu: eager variants only, for tests")
     parser.add_argument("--kernels", metavar="PREFIX", help="write each configuration's kernel table to PREFIX-*.csv")
+    parser.add_argument("--trace", action="store_true",
+                        help="with --kernels: also write the profiled steps' Chrome trace to PREFIX-*.json")
     parser.add_argument("--kernel-steps", type=int, default=20)
     parser.add_argument("--counts", action="store_true", help="print each model's parameter count as JSON and exit")
     args = parser.parse_args()

@@ -65,6 +65,10 @@ void add_train_options(cxxopts::Options& options) {
                       "first, and how much of it other GPU work ran beside, to PREFIX.rank<R>.csv (each rank; "
                       "the last run's)",
        cxxopts::value<std::string>()->default_value(""), "PREFIX")
+      ("gpu-trace", "with --gpu-busy-steps: write the profiled steps as a Chrome trace (open it in "
+                    "https://ui.perfetto.dev), every kernel with its grid, block, registers and shared memory, "
+                    "to PREFIX.rank<R>.json (each rank; the last run's)",
+       cxxopts::value<std::string>()->default_value(""), "PREFIX")
       ("no-phase-timing", "time whole steps only (to measure the instrumentation's own cost)")
       ("no-gpu-sampling", "no NVML readings (utilisation, memory, power) during the measured steps")
       ("no-memory-check", "skip the memory pre-flight, which refuses a model whose estimated training memory "
@@ -107,6 +111,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.alternate_phase_timing = a.count("alternate-phase-timing") > 0;
   o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
   o.gpu_kernels = a["gpu-kernels"].as<std::string>();
+  o.gpu_trace = a["gpu-trace"].as<std::string>();
   o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
   return o;
 }

@@ -22,4 +22,6 @@ std::string kernel_table_path(const std::string& prefix, int rank) {
   return prefix + ".rank" + std::to_string(rank) + ".csv";
 }
 
+std::string trace_path(const std::string& prefix, int rank) { return prefix + ".rank" + std::to_string(rank) + ".json"; }
+
 }  // namespace ddpscale

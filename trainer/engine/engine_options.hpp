@@ -34,6 +34,7 @@ struct EngineOptions {
   int steps = 100;
   int gpu_busy_steps = 0;           // > 0: after the measured steps, profile this many for the GPU-busy floor
   std::string gpu_kernels;          // non-empty: each rank writes the profiled steps' kernel table (kernel_table_path)
+  std::string gpu_trace;            // non-empty: each rank writes the profiled steps' Kineto trace (trace_path)
 };
 
 // The model options the session builds its model with (0 fields keep the model's defaults).
@@ -44,5 +45,8 @@ std::string resolved_optimizer(const std::string& optimizer, const std::string& 
 
 // Where rank `rank` writes its kernel table for --gpu-kernels PREFIX: PREFIX.rank<R>.csv.
 std::string kernel_table_path(const std::string& prefix, int rank);
+
+// Where rank `rank` writes its trace for --gpu-trace PREFIX: PREFIX.rank<R>.json.
+std::string trace_path(const std::string& prefix, int rank);
 
 }  // namespace ddpscale

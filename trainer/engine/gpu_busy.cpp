@@ -144,10 +144,19 @@ void warn_once(const std::string& why) {
                  why.c_str());
 }
 
+// Kineto writes the file itself and says nothing when it cannot, so the file is checked after.
+void save_trace(prof::ProfilerResult& result, const std::string& path) {
+  result.save(path);
+  std::ifstream written(path);
+  if (!written || written.peek() == std::ifstream::traits_type::eof())
+    throw std::runtime_error("the GPU trace " + path + " was not written: is its folder there and writable?");
+}
+
 }  // namespace
 
 GpuBusyProfile profile_gpu_busy(int steps, int device_index, const std::function<void()>& one_step,
-                                const std::function<void()>& wait_for_device, const std::function<void()>& started) {
+                                const std::function<void()>& wait_for_device, const std::function<void()>& started,
+                                const std::string& trace_path) {
   const GpuBusyProfile kUnknown{std::numeric_limits<double>::quiet_NaN(), {}};
   if (steps <= 0) return kUnknown;
   const ProfilerConfig config(ProfilerState::KINETO);
@@ -171,6 +180,7 @@ GpuBusyProfile profile_gpu_busy(int steps, int device_index, const std::function
   }
   if (!profiling) return kUnknown;
   const std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
+  if (!trace_path.empty()) save_trace(*result, trace_path);
   std::vector<DeviceActivity> activities;
   for (const auto& event : result->events())
     if (event.deviceType() == c10::DeviceType::CUDA && static_cast<int>(event.deviceIndex()) == device_index &&

@@ -62,7 +62,11 @@ struct GpuBusyProfile {
 // to stderr): the floor is then unknown, which the report says, rather than a failed run.
 // started() runs once the profiler is on, before the first step: with N ranks a barrier, so
 // no rank's first collective spins (busy) while a peer is still starting its profiler.
+// A non-empty trace_path also gets the profiled steps as a Chrome trace (Kineto's JSON, which
+// Perfetto opens): each kernel with its grid, block, registers and shared memory, which the
+// table's sums cannot show. Throws std::runtime_error naming the file when it is not written.
 GpuBusyProfile profile_gpu_busy(int steps, int device_index, const std::function<void()>& one_step,
-                                const std::function<void()>& wait_for_device, const std::function<void()>& started);
+                                const std::function<void()>& wait_for_device, const std::function<void()>& started,
+                                const std::string& trace_path = "");
 
 }  // namespace ddpscale

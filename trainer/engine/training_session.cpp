@@ -336,7 +336,8 @@ void TrainingSession::measure_gpu_busy(int steps, RankTimings& timings) {
       [this] { synchronize_device(setup_.device); },
       [this] {
         if (setup_.comm) setup_.comm->barrier();
-      });
+      },
+      setup_.options.gpu_trace.empty() ? "" : trace_path(setup_.options.gpu_trace, setup_.rank));
   if (!std::isfinite(profile.busy_us_per_step)) return;
   timings.gpu_busy_us = {static_cast<float>(profile.busy_us_per_step)};
   if (!setup_.options.gpu_kernels.empty())

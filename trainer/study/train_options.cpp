@@ -56,6 +56,17 @@ static void validate_exec(const TrainOptions& o, bool on_cuda) {
                      "workspaces must exist by then) and one replay after it");
 }
 
+// --gpu-kernels and --gpu-trace write what the profiled steps saw, into a folder that must exist.
+static void check_profile_output(const std::string& flag, const std::string& what, const std::string& prefix,
+                                 int gpu_busy_steps) {
+  if (prefix.empty()) return;
+  if (gpu_busy_steps == 0)
+    throw UsageError(flag + " " + what + " the profiled steps: add --gpu-busy-steps 20 (or more)");
+  const auto folder = std::filesystem::path(prefix).parent_path();
+  if (!folder.empty() && !std::filesystem::is_directory(folder))
+    throw UsageError(flag + " " + prefix + ": the folder " + folder.string() + " does not exist (create it first)");
+}
+
 void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_cuda) {
   auto positive = [](const char* what, int64_t value) {
     if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
@@ -86,14 +97,8 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.gpu_busy_steps < 0) throw UsageError("--gpu-busy-steps must not be negative");
   if (o.gpu_busy_steps > 0 && !on_cuda)
     throw UsageError("--gpu-busy-steps measures the GPU's kernel time; on CPU there is none (leave it at 0)");
-  if (!o.gpu_kernels.empty()) {
-    if (o.gpu_busy_steps == 0)
-      throw UsageError("--gpu-kernels lists the kernels of the profiled steps: add --gpu-busy-steps 20 (or more)");
-    const auto folder = std::filesystem::path(o.gpu_kernels).parent_path();
-    if (!folder.empty() && !std::filesystem::is_directory(folder))
-      throw UsageError("--gpu-kernels " + o.gpu_kernels + ": the folder " + folder.string() +
-                       " does not exist (create it first)");
-  }
+  check_profile_output("--gpu-kernels", "lists the kernels of", o.gpu_kernels, o.gpu_busy_steps);
+  check_profile_output("--gpu-trace", "writes the trace of", o.gpu_trace, o.gpu_busy_steps);
   canonical_dtype(o.dtype);  // throws UsageError naming the choices
   validate_exec(o, on_cuda);
   if (o.world_size < 0) throw UsageError("--world-size must not be negative");

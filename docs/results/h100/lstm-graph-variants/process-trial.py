@@ -47,6 +47,7 @@ def pytorch_ms(model, batch):
 def main():
     binary, stop = sys.argv[1], time.time() + float(sys.argv[2])
     model, batch = (sys.argv[3] if len(sys.argv) > 3 else "lstm:128").split(":")
+    batch = int(batch)
     sides = ["pytorch", "mpirun", "singleton", "no-gpu-sampling", "no-phase-timing"]
     times = {s: [] for s in sides}
     rnd = 0
