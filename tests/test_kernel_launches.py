@@ -39,7 +39,7 @@ def main():
     out = subprocess.run([sys.executable, SCRIPT, "--match", "LSTM", "--steps", "2", a, b],
                          capture_output=True, text=True, check=True).stdout
     print(out)
-    name = "RNN_blockPersist_fp_LSTM<float, float, float, 128, 5, true>"
+    name = "RNN_blockPersist_fp_LSTM"  # template arguments cut, as in the kernel tables
     expected = [f"| {name} | 132x1x1 | 256x1x1 | 168 | 98304 | 2 | 820.0 | 1 | 795.0 |",
                 f"| {name} | 66x1x1 | 256x1x1 | 168 | 98304 | - | - | 1 | 905.0 |"]
     failures = [line for line in expected if line not in out.splitlines()]

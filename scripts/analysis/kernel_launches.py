@@ -9,13 +9,17 @@ how many launches had that shape and their median duration.
   kernel_launches.py [--match TEXT] [--steps N] TRACE [TRACE_B]
 
 With two traces, each launch shape is one row with both sides' calls and median (us); a shape
-only one side used shows "-" on the other. --match keeps kernels whose name contains TEXT;
+only one side used shows "-" on the other. Names are cut as kernel_side_by_side.py cuts them. --match keeps kernels whose name contains TEXT;
 --steps N divides the calls by N (the profiled steps), as the kernel tables do.
 """
 import argparse
 import json
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_side_by_side import short_name  # noqa: E402 (the kernel tables' names, for reading both together)
 
 
 def launch_shapes(path, match):
@@ -32,10 +36,6 @@ def launch_shapes(path, match):
                args.get("registers per thread"), args.get("shared memory"))
         shapes.setdefault(key, []).append(float(event["dur"]))
     return shapes
-
-
-def short(name, width=60):
-    return name if len(name) <= width else name[:width - 3] + "..."
 
 
 def dims(values):
@@ -58,7 +58,7 @@ def table(traces, steps):
     keys = sorted(set().union(*traces), key=lambda k: (k[0], str(k[1:])))
     for key in keys:
         name, grid, block, registers, shared = key
-        row = [short(name), dims(grid), dims(block), str(registers), str(shared)]
+        row = [short_name(name), dims(grid), dims(block), str(registers), str(shared)]
         for shapes in traces:
             row += cells(shapes.get(key, []), steps)
         lines.append("| " + " | ".join(row) + " |")
