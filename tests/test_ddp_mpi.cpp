@@ -37,6 +37,7 @@ namespace {
 using testing::g_mpi;
 
 #ifdef DDPSCALE_TEST_ON_GPU
+#include <c10/cuda/CUDACachingAllocator.h>
 torch::Device test_device() { return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(g_mpi->local_rank())); }
 std::unique_ptr<Communicator> make_test_comm() { return make_nccl_communicator(g_mpi->world(), g_mpi->local_rank()); }
 #define SKIP_WITHOUT_DEVICE() \
@@ -750,6 +751,26 @@ TEST(GraphMode, MlpLaunchesOneKernelEachWayPerReluAndDropout) {
   EXPECT_EQ(calls_of("relu_dropout_forward_kernel"), 3);
   EXPECT_EQ(calls_of("relu_dropout_backward_kernel"), 3);
 }
+
+#ifdef DDPSCALE_TEST_ON_GPU
+// --placement-shifts: a session holds exactly its shift of device memory besides what it
+// allocates anyway, so the same session with 64 MiB held has 64 MiB more allocated. (Whether
+// the shift moves the buffers is the allocator's business; what it costs is this.)
+TEST(PlacementShift, SessionHoldsItsShiftOnTopOfItsOwnMemory) {
+  SKIP_WITHOUT_OWN_DEVICE();
+  const auto allocated_with_session = [](int shift_mib) {
+    SessionSetup setup;
+    setup.options = deterministic_options(25, 1, true);
+    setup.options.placement_shift_mib = shift_mib;
+    setup.device = test_device();
+    TrainingSession session(setup);
+    return c10::cuda::CUDACachingAllocator::getDeviceStats(setup.device.index()).allocated_bytes[0].current;
+  };
+  const int64_t without = allocated_with_session(0);
+  const int64_t with = allocated_with_session(64);
+  EXPECT_EQ(with - without, int64_t{64} << 20);
+}
+#endif
 
 // --gpu-trace: the profiled replays' Kineto trace names every kernel launch once, with its
 // launch shape. 10 profiled steps x 3 hidden layers = 30 ReLU + dropout forward kernels (the

@@ -7,6 +7,7 @@ Usage: test_pytorch_reference.py DDPSCALE_BINARY
   ddpscale's closed-form count, itself tested against the built LibTorch modules).
 - Each model trains two eager steps on the CPU and prints a JSON line with the variant,
   the model's parameter count and a positive step time.
+- --placement-shifts on the CPU is refused (exit 2, naming the option).
 - busy_union_us counts overlapping kernel intervals once: [0,10] [5,15] [20,25] -> 20 (by hand).
 - concurrent_each gives each interval's time beside the others, on the cases worked by hand in
   tests/test_gpu_busy.cpp (ddpscale's twin, concurrent_ns_each).
@@ -49,6 +50,11 @@ def main():
     for r in lines:
         if r["variant"] != "eager" or r["parameters"] != ours.get(r["model"]) or not r["ms_per_step"] > 0:
             failures.append(f"bad line: {r}")
+    # --placement-shifts holds GPU memory: refused on the CPU, as `ddpscale train` refuses it.
+    refused = subprocess.run([sys.executable, SCRIPT, "--device", "cpu", "--rows", "mlp-medium:4", "--runs", "2",
+                              "--placement-shifts", "0,20"], capture_output=True, text=True)
+    if refused.returncode != 2 or "--placement-shifts: GPU only" not in refused.stderr:
+        failures.append(f"--placement-shifts on the CPU: rc {refused.returncode}, stderr {refused.stderr[-200:]!r}")
     sys.path.insert(0, os.path.dirname(SCRIPT))
     import pytorch_ddp_reference
     union = pytorch_ddp_reference.busy_union_us([(20, 25), (0, 10), (5, 15)])

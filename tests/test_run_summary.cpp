@@ -32,9 +32,9 @@ ConfigRecord two_rank_record(float allreduce_total_us, float allreduce_exposed_u
   return record;
 }
 
-std::string printed_summary(const ConfigRecord& record) {
+std::string printed_summary(const ConfigRecord& record, const std::vector<int>& placement_shifts_mib = {}) {
   std::FILE* file = std::tmpfile();
-  print_config_summary(file, record);
+  print_config_summary(file, record, placement_shifts_mib);
   std::rewind(file);
   std::string text;
   char buffer[512];
@@ -91,6 +91,24 @@ TEST(RunSummary, UntimedRunLineSaysSoInsteadOfZeroPhases) {
   ASSERT_NE(std::fgets(buffer, sizeof(buffer), file), nullptr);
   std::fclose(file);
   EXPECT_EQ(std::string(buffer), "run   1        1234.5 samples/s  untimed (no phase timing)  loss 0.0000 -> 0.0000\n");
+}
+
+// --placement-shifts 0,20,40 over 6 runs: run k held shifts[k % 3] first. By hand: 0 MiB
+// holds runs 0 and 3 (1000, 1010: median 1005.0), 20 MiB runs 1 and 4 (980, 990: 985.0),
+// 40 MiB runs 2 and 5 (1020 and a failed run: 1020.0 from one run). Slowest behind fastest:
+// 1 - 985/1020 = 3.43%.
+TEST(RunSummary, PlacementShiftsPrintEachPlacementsMedianAndTheirSpread) {
+  ConfigRecord record;
+  record.runs = {alternating_run(0, 1000, false), alternating_run(1, 980, false), alternating_run(2, 1020, false),
+                 alternating_run(3, 1010, false), alternating_run(4, 990, false), alternating_run(5, 5000, false)};
+  record.runs[5].status = RunStatus::failed;
+  const std::string text = printed_summary(record, {0, 20, 40});
+  EXPECT_NE(text.find("by placement (MiB held first: median samples/s (runs)): 0 MiB 1005.0 (2), 20 MiB 985.0 (2), "
+                      "40 MiB 1020.0 (1); slowest 3.43% behind fastest"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(printed_summary(record, {0}).find("by placement"), std::string::npos) << "one placement: nothing to compare";
+  EXPECT_EQ(printed_summary(record).find("by placement"), std::string::npos);
 }
 
 }  // namespace

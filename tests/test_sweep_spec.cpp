@@ -44,6 +44,16 @@ TEST(SweepSpec, InterleaveRunsIsABooleanOffByDefault) {
       << error_of(grid + "interleave_runs: sometimes\n");
 }
 
+// placement_shifts_mib is --placement-shifts: a list of MiB, none by default.
+TEST(SweepSpec, PlacementShiftsAreAListOfMib) {
+  const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\n";
+  EXPECT_TRUE(parse_sweep_spec(grid, "s.yaml").base.placement_shifts_mib.empty());
+  EXPECT_EQ(parse_sweep_spec(grid + "placement_shifts_mib: [0, 20, 40, 60]\n", "s.yaml").base.placement_shifts_mib,
+            (std::vector<int>{0, 20, 40, 60}));
+  EXPECT_EQ(error_of(grid + "placement_shifts_mib: [0, -20]\n"),
+            "spec.yaml:4: key 'placement_shifts_mib': must not be negative");
+}
+
 TEST(SweepSpec, UnknownKeyNamesFileLineAndKey) {
   EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\nbatch_size: 3\n"),
             "spec.yaml:4: key 'batch_size': unknown key (see experiments/README.md for the keys)");

@@ -110,5 +110,39 @@ TEST(TrainOptions, GpuTraceNeedsProfiledStepsAndAnExistingFolder) {
   EXPECT_EQ(trace_path("out/lstm", 3), "out/lstm.rank3.json");
 }
 
+TEST(TrainOptions, PlacementShiftsCycleOverRunsOnGpusOnly) {
+  TrainOptions o;
+  o.runs = 6;
+  o.placement_shifts_mib = {0, 20, 40};
+  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
+  try {
+    validate_train_options(o, 1, /*on_cuda=*/false);
+    FAIL() << "--placement-shifts accepted on CPU";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("on CPU there are none"), std::string::npos) << e.what();
+  }
+  // Run k holds the (k mod 3)-th shift; the engine of run 4 gets 20 MiB.
+  EXPECT_EQ(placement_shift_of_run(o, 0), 0);
+  EXPECT_EQ(placement_shift_of_run(o, 2), 40);
+  EXPECT_EQ(placement_shift_of_run(o, 4), 20);
+  EXPECT_EQ(engine_options(o, 1, 4).placement_shift_mib, 20);
+  EXPECT_EQ(engine_options(o, 1, 5).placement_shift_mib, 40);
+  o.runs = 5;  // 0 and 20 MiB would run twice, 40 MiB once
+  try {
+    validate_train_options(o, 1, true);
+    FAIL() << "unequal placements accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("make --runs a multiple of it"), std::string::npos) << e.what();
+  }
+  o.runs = 3;
+  o.placement_shifts_mib = {0, -20, 40};
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+  o.placement_shifts_mib = {0, 20, 65537};
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+  TrainOptions none;
+  EXPECT_EQ(placement_shift_of_run(none, 7), 0);
+  EXPECT_EQ(engine_options(none, 1, 7).placement_shift_mib, 0);
+}
+
 }  // namespace
 }  // namespace ddpscale

@@ -16,6 +16,11 @@
 # by up to 2x between processes seconds apart; in one trial pairs of 2000-step runs spread
 # less than pairs of 100-step runs, though 15 pairs could not establish it
 # (docs/results/h100/eager-modes-trial/windows.py; docs/benchmarks.md, 2026-11-25).
+# PLACEMENT_SHIFTS="0,20,40,60" (PAIRING=row only): on both sides run k first holds the
+# (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts`), one run per
+# placement, so each side's median covers where its buffers land: cuDNN's persistent LSTM
+# kernel moved PyTorch's own lstm b128 graph step by 2.0% over four placements on an H100
+# (docs/benchmarks.md, 2026-11-25, sixth session).
 # ROUNDS (default 4) rounds at most; no round starts after DEADLINE seconds (default 480,
 # for a 10-minute device call with the build done), so the call ends with a verdict on the
 # rounds that finished. Writes rounds and $OUT/reference-paired.md to ${OUT:-bench-out}/.
@@ -32,6 +37,13 @@ if [ -n "${STEPS:-}" ] && [ "${PAIRING:-round}" != row ]; then
   log "STEPS needs PAIRING=row (the grid's spec sets its own steps)"
   exit 2
 fi
+if [ -n "${PLACEMENT_SHIFTS:-}" ] && [ "${PAIRING:-round}" != row ]; then
+  log "PLACEMENT_SHIFTS needs PAIRING=row (the grid's spec sets its own runs)"
+  exit 2
+fi
+# Runs per row on both sides: 3, or one per placement with PLACEMENT_SHIFTS.
+row_runs=3
+[ -n "${PLACEMENT_SHIFTS:-}" ] && row_runs=$(tr ',' '\n' <<<"$PLACEMENT_SHIFTS" | grep -c .)
 if [ "$gpus" = 1 ]; then
   # SPEC and ROWS (MODEL:BATCH ...) narrow the grid, e.g. to settle one model's rows with
   # more rounds; ROWS must name exactly the spec's configurations. VARIANTS (default
@@ -60,6 +72,7 @@ pytorch_side() {
   if [ "$gpus" = 1 ]; then
     log "${dir#"$out"/}: PyTorch ${VARIANTS:-eager graph} on 1 GPU"
     python3 "$DDPSCALE_ROOT/scripts/gpu/pytorch_ddp_reference.py" --rows "$@" --variant ${VARIANTS:-eager graph} ${steps:+--steps "$steps"} \
+      ${PLACEMENT_SHIFTS:+--placement-shifts "$PLACEMENT_SHIFTS" --runs "$row_runs"} \
       >"$dir/pytorch-1gpu.jsonl" 2>"$dir/pytorch-1gpu.err"
   else
     log "${dir#"$out"/}: PyTorch DDP on 1 GPU, then 2"
@@ -83,8 +96,9 @@ row_steps() {  # row_steps MODEL: the steps a run of that model measures (STEPS,
 row_spec() {  # row_spec MODEL BATCH STEPS FILE
   local model="$1" batch="$2" steps="$3" file="$4" modes
   modes=$(for v in ${VARIANTS:-eager graph}; do [ "$v" = graph ] && echo graph || echo eager; done | sort -u | paste -sd,)
-  printf 'name: %s-b%s\nmodels: [%s]\nbatch_sizes: [%s]\nworld_sizes: [1]\nexec: [%s]\nruns: 3\nwarmup: 10\nsteps: %s\noptimizer: adam\nlr: 0.001\nseed: 42\n' \
-    "$model" "$batch" "$model" "$batch" "$modes" "$steps" >"$file"
+  printf 'name: %s-b%s\nmodels: [%s]\nbatch_sizes: [%s]\nworld_sizes: [1]\nexec: [%s]\nruns: %s\nwarmup: 10\nsteps: %s\noptimizer: adam\nlr: 0.001\nseed: 42\n' \
+    "$model" "$batch" "$model" "$batch" "$modes" "$row_runs" "$steps" >"$file"
+  [ -z "${PLACEMENT_SHIFTS:-}" ] || echo "placement_shifts_mib: [$PLACEMENT_SHIFTS]" >>"$file"
 }
 pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when FIRST is ddpscale
   local first="$1" dir="$2" spec_file="$3"

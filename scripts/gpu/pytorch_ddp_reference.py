@@ -183,6 +183,12 @@ class Trainer:
             self.eager_step()
 
 
+def hold_placement_shift(mib, device):
+    """`ddpscale train --placement-shifts`: MiB of device memory held before the run's model is
+    made, so its buffers land elsewhere (docs/methodology.md, "Where the buffers land")."""
+    return torch.empty(mib << 20, dtype=torch.uint8, device=device) if mib > 0 else None
+
+
 def synchronize(device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -198,8 +204,11 @@ def measure(name, batch, variant, args, device, world, rank):
 
 def measure_variant(name, batch, variant, args, device, world, rank):
     step_ms, warmup_s = [], []
-    trainer = None
+    trainer = shift = None
     for run in range(args.runs):
+        if args.placement_shifts:
+            trainer = shift = None  # as ddpscale: the previous run's buffers are gone before the shift
+            shift = hold_placement_shift(args.placement_shifts[run % len(args.placement_shifts)], device)
         trainer = Trainer(name, batch, variant, args, device, world, rank, args.seed + run)
         start = time.perf_counter()
         trainer.warm_up(args.warmup)
@@ -225,6 +234,7 @@ def measure_variant(name, batch, variant, args, device, world, rank):
         "parameters": trainer.parameters, "batch_per_gpu": batch, "world_size": world,
         "ms_per_step": round(median_ms, 4), "samples_per_s": round(batch * world * 1000.0 / median_ms, 1),
         "runs_ms": [round(v, 4) for v in step_ms], "warmup_s": [round(v, 3) for v in warmup_s],
+        "placement_shifts_mib": args.placement_shifts or [],
         "warmup": args.warmup, "steps": args.steps, "bucket_mb": args.bucket_mb,
         "optimizer": "adam" if variant == "eager-foreach" or device.type != "cuda" else "adam-fused", "lr": args.lr,
     }
@@ -315,12 +325,17 @@ def main():
     parser.add_argument("--trace", action="store_true",
                         help="with --kernels: also write the profiled steps' Chrome trace to PREFIX-*.json")
     parser.add_argument("--kernel-steps", type=int, default=20)
+    parser.add_argument("--placement-shifts", type=lambda text: [int(v) for v in text.split(",")], metavar="MIB,...",
+                        help="run k first holds the (k mod n)-th of these MiB of GPU memory, as ddpscale's option")
     parser.add_argument("--counts", action="store_true", help="print each model's parameter count as JSON and exit")
     args = parser.parse_args()
 
     if args.counts:
         print(json.dumps({name: parameter_count(name) for name in MODELS}))
         return
+    if args.placement_shifts and (args.device != "cuda" or min(args.placement_shifts) < 0
+                                  or args.runs % len(args.placement_shifts)):
+        parser.error("--placement-shifts: GPU only, each 0 or more MiB, and --runs a multiple of their number")
     rows = ([(r.split(":")[0], int(r.split(":")[1])) for r in args.rows] if args.rows
             else [(m, b) for m in args.model for b in args.batch])
     for model, _ in rows:

@@ -75,7 +75,11 @@ void add_train_options(cxxopts::Options& options) {
                           "(weights, gradients, optimizer state, gradient buckets, activations) exceeds the free "
                           "memory (host RAM on CPU, shared by the host's ranks; the GPU's on GPU) before building it")
       ("alternate-phase-timing", "time phases in runs 0 and 3 of every 4 only, and print what timing cost "
-                                 "between these neighbouring runs (use --runs 12 or more)");
+                                 "between these neighbouring runs (use --runs 12 or more)")
+      ("placement-shifts", "GPU: run k first holds the k-th of these MiB (cycling), so the runs' buffers land at "
+                           "different addresses and their spread covers placement; the summary gives throughput "
+                           "per placement (e.g. 0,20,40,60 with --runs a multiple of 4; docs/methodology.md)",
+       cxxopts::value<std::vector<int>>(), "MIB,...");
   add_launch_options(options, "launch", "auto, cpu or cuda");
   options.add_options("launch")("h,help", "show this help");
 }
@@ -112,6 +116,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
   o.gpu_kernels = a["gpu-kernels"].as<std::string>();
   o.gpu_trace = a["gpu-trace"].as<std::string>();
+  if (a.count("placement-shifts")) o.placement_shifts_mib = a["placement-shifts"].as<std::vector<int>>();
   o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
   return o;
 }
@@ -164,7 +169,7 @@ int run_train_command(int argc, char** argv) {
   const ConfigRecord record = run_configuration(train, *group, comm.get(), device, [&](const RunRecord& run) {
     print_run_line(stdout, run);
   });
-  if (printer) print_config_summary(stdout, record);
+  if (printer) print_config_summary(stdout, record, train.placement_shifts_mib);
   for (const auto& run : record.runs)
     if (run.status != RunStatus::ok) return 1;
   return 0;

@@ -80,6 +80,12 @@ static void synchronize_device(const torch::Device& device) {
 TrainingSession::TrainingSession(const SessionSetup& setup)
     : setup_(setup), bf16_autocast_(setup.options.dtype == "bfloat16") {
   const auto& o = setup_.options;
+  // Before anything else the session allocates: a kernel can run several percent faster or
+  // slower by where its buffers land (cuDNN's persistent LSTM on an H100, docs/benchmarks.md,
+  // 2026-11-25), so runs that hold different amounts first measure that spread too.
+  if (o.placement_shift_mib > 0 && setup_.device.is_cuda())
+    placement_shift_ = torch::empty({static_cast<int64_t>(o.placement_shift_mib) << 20},
+                                    torch::TensorOptions().dtype(torch::kUInt8).device(setup_.device));
 #ifdef DDPSCALE_CUDA_GRAPHS
   if (o.exec == "graph") captured_ = std::make_unique<GraphStep>(setup_.device);
 #endif

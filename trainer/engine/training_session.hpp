@@ -83,6 +83,7 @@ class TrainingSession {
   void zero_gradients();
 
   SessionSetup setup_;
+  torch::Tensor placement_shift_;  // --placement-shifts: held first, for the session's life
   bool bf16_autocast_;  // --dtype bfloat16, decided once instead of by a string compare per step
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;

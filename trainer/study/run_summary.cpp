@@ -1,6 +1,7 @@
 #include "study/run_summary.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace ddpscale {
@@ -52,6 +53,32 @@ void print_overlap_line(std::FILE* out, double allreduce_total_us, double allred
                allreduce_total_us, 100.0 * hidden_us / allreduce_total_us, allreduce_exposed_us);
 }
 
+// With --placement-shifts: each placement's median throughput over its ok runs, and how far
+// the slowest placement is behind the fastest, which the runs' spread alone would hide
+// inside one interval.
+void print_placement_line(std::FILE* out, const ConfigRecord& record, const std::vector<int>& shifts) {
+  if (shifts.size() < 2) return;
+  std::vector<std::vector<double>> by_shift(shifts.size());
+  for (const auto& run : record.runs)
+    if (run.status == RunStatus::ok && run.index >= 0)
+      by_shift[static_cast<size_t>(run.index) % shifts.size()].push_back(run.samples_per_second);
+  std::string parts;
+  double slowest = 0, fastest = 0;
+  for (size_t i = 0; i < shifts.size(); ++i) {
+    if (by_shift[i].empty()) continue;
+    const double median = median_of(by_shift[i]);
+    slowest = slowest == 0 ? median : std::min(slowest, median);
+    fastest = std::max(fastest, median);
+    char part[96];
+    std::snprintf(part, sizeof(part), "%s%d MiB %.1f (%zu)", parts.empty() ? "" : ", ", shifts[i], median,
+                  by_shift[i].size());
+    parts += part;
+  }
+  if (fastest <= 0) return;
+  std::fprintf(out, "#   by placement (MiB held first: median samples/s (runs)): %s; slowest %.2f%% behind fastest\n",
+               parts.c_str(), 100.0 * (1.0 - slowest / fastest));
+}
+
 }  // namespace
 
 void print_run_line(std::FILE* out, const RunRecord& run) {
@@ -76,7 +103,7 @@ void print_run_line(std::FILE* out, const RunRecord& run) {
   std::fflush(out);
 }
 
-void print_config_summary(std::FILE* out, const ConfigRecord& record) {
+void print_config_summary(std::FILE* out, const ConfigRecord& record, const std::vector<int>& placement_shifts_mib) {
   std::vector<double> throughput, timed, untimed;
   std::vector<std::vector<double>> phases(kPhaseCount);
   for (const auto& run : record.runs) {
@@ -91,6 +118,7 @@ void print_config_summary(std::FILE* out, const ConfigRecord& record) {
   if (throughput.empty()) return;
   std::fprintf(out, "#   throughput %.1f samples/s\n", median_of(throughput));
   print_timing_cost_line(out, timed, untimed);
+  print_placement_line(out, record, placement_shifts_mib);
   if (timed.empty()) return;
   for (int p = 0; p < kPhaseCount; ++p)
     std::fprintf(out, "#   %-18s %10.1f us\n", phase_name(static_cast<Phase>(p)), median_of(phases[static_cast<size_t>(p)]));

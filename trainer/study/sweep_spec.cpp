@@ -95,6 +95,7 @@ void parse_models(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) 
 const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
                                         "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
+                                        "placement_shifts_mib",
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
                                         "allreduce_dtype", "interleave_runs", "input_shape", "input",
                                         "memory_check"};
@@ -215,6 +216,11 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     spec.execs = r.list<std::string>(root["exec"], "exec", "eager or graph");
     for (const auto& mode : spec.execs)
       if (mode != "eager" && mode != "graph") r.fail(root["exec"], "exec", "'" + mode + "' is not eager or graph");
+  }
+  if (root["placement_shifts_mib"]) {
+    b.placement_shifts_mib = r.list<int>(root["placement_shifts_mib"], "placement_shifts_mib", "MiB, e.g. [0, 20, 40, 60]");
+    for (int mib : b.placement_shifts_mib)
+      if (mib < 0) r.fail(root["placement_shifts_mib"], "placement_shifts_mib", "must not be negative");
   }
   if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");

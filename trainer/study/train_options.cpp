@@ -67,6 +67,23 @@ static void check_profile_output(const std::string& flag, const std::string& wha
     throw UsageError(flag + " " + prefix + ": the folder " + folder.string() + " does not exist (create it first)");
 }
 
+// A shift is memory held on the GPU; the bound only catches a typo (GiB for MiB) before the
+// allocation fails in every run.
+static void validate_placement_shifts(const TrainOptions& o, bool on_cuda) {
+  if (o.placement_shifts_mib.empty()) return;
+  if (!on_cuda)
+    throw UsageError("--placement-shifts moves where GPU buffers land; on CPU there are none (leave it out)");
+  constexpr int kMostMib = 65536;
+  for (int mib : o.placement_shifts_mib)
+    if (mib < 0 || mib > kMostMib)
+      throw UsageError("--placement-shifts " + std::to_string(mib) + ": each shift is 0 to " +
+                       std::to_string(kMostMib) + " MiB");
+  if (o.runs % static_cast<int>(o.placement_shifts_mib.size()) != 0)
+    throw UsageError("--placement-shifts gives " + std::to_string(o.placement_shifts_mib.size()) +
+                     " placements for " + std::to_string(o.runs) +
+                     " runs: make --runs a multiple of it, so every placement runs equally often");
+}
+
 void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_cuda) {
   auto positive = [](const char* what, int64_t value) {
     if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
@@ -97,6 +114,7 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.gpu_busy_steps < 0) throw UsageError("--gpu-busy-steps must not be negative");
   if (o.gpu_busy_steps > 0 && !on_cuda)
     throw UsageError("--gpu-busy-steps measures the GPU's kernel time; on CPU there is none (leave it at 0)");
+  validate_placement_shifts(o, on_cuda);
   check_profile_output("--gpu-kernels", "lists the kernels of", o.gpu_kernels, o.gpu_busy_steps);
   check_profile_output("--gpu-trace", "writes the trace of", o.gpu_trace, o.gpu_busy_steps);
   canonical_dtype(o.dtype);  // throws UsageError naming the choices
@@ -186,8 +204,14 @@ std::string resolved_optimizer(const TrainOptions& o, bool on_cuda) {
   return resolved_optimizer(o.optimizer, o.optimizer_impl, on_cuda);
 }
 
+int placement_shift_of_run(const TrainOptions& o, int run_index) {
+  if (o.placement_shifts_mib.empty()) return 0;
+  return o.placement_shifts_mib[static_cast<size_t>(run_index) % o.placement_shifts_mib.size()];
+}
+
 EngineOptions engine_options(const TrainOptions& o, int world_size, int run_index) {
   EngineOptions e = o;
+  e.placement_shift_mib = placement_shift_of_run(o, run_index);
   e.batch = batch_per_rank(o, world_size);
   e.phase_timing = phase_timed_run(o, run_index);
   e.dtype = canonical_dtype(o.dtype);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/engine_options.hpp"
 #include "run_record.hpp"
@@ -22,7 +23,14 @@ struct TrainOptions : EngineOptions {
   // NVML readings (utilisation, memory, power) every 100 ms during the measured steps; off:
   // no sampling thread at all, to measure what it costs or to keep NVML off a shared GPU.
   bool gpu_sampling = true;
+  // Run k holds placement_shifts_mib[k % n] MiB of device memory before its model is made,
+  // so the runs put their buffers at different addresses and the spread across runs covers
+  // where they land (docs/methodology.md, "Where the buffers land"). Empty: no shift.
+  std::vector<int> placement_shifts_mib;
 };
+
+// The MiB run `run_index` holds first (TrainOptions::placement_shifts_mib), 0 without shifts.
+int placement_shift_of_run(const TrainOptions& options, int run_index);
 
 // Whether run `run_index` times its phases: every run, none, or (alternate_phase_timing)
 // runs 0 and 3 of every 4.
