@@ -27,6 +27,7 @@
 #include "temp_dir.hpp"
 #include "torchscript_fixtures.hpp"
 #ifdef DDPSCALE_TEST_ON_GPU
+#include <c10/cuda/CUDACachingAllocator.h>
 #include "gpu_info.hpp"
 #include "nccl_communicator.hpp"
 #endif
@@ -37,7 +38,6 @@ namespace {
 using testing::g_mpi;
 
 #ifdef DDPSCALE_TEST_ON_GPU
-#include <c10/cuda/CUDACachingAllocator.h>
 torch::Device test_device() { return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(g_mpi->local_rank())); }
 std::unique_ptr<Communicator> make_test_comm() { return make_nccl_communicator(g_mpi->world(), g_mpi->local_rank()); }
 #define SKIP_WITHOUT_DEVICE() \

@@ -27,6 +27,7 @@ puts the two side by side); with --trace, also their Chrome trace (PREFIX-*.json
 """
 import argparse
 import csv
+import gc
 import json
 import os
 import statistics
@@ -208,6 +209,8 @@ def measure_variant(name, batch, variant, args, device, world, rank):
     for run in range(args.runs):
         if args.placement_shifts:
             trainer = shift = None  # as ddpscale: the previous run's buffers are gone before the shift
+            gc.collect()  # a captured graph's Python objects can hold a cycle
+            torch.cuda.empty_cache()  # else the freed blocks serve the new run at the same addresses
             shift = hold_placement_shift(args.placement_shifts[run % len(args.placement_shifts)], device)
         trainer = Trainer(name, batch, variant, args, device, world, rank, args.seed + run)
         start = time.perf_counter()

@@ -12,6 +12,7 @@
 #include "engine/optimizer_step.hpp"
 #include "engine/step_clock.hpp"
 #ifdef DDPSCALE_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 
@@ -83,9 +84,17 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   // Before anything else the session allocates: a kernel can run several percent faster or
   // slower by where its buffers land (cuDNN's persistent LSTM on an H100, docs/benchmarks.md,
   // 2026-11-25), so runs that hold different amounts first measure that spread too.
-  if (o.placement_shift_mib > 0 && setup_.device.is_cuda())
+  // The cache is emptied first: otherwise the previous run's freed blocks serve this run at
+  // the same addresses whatever it holds (PyTorch's runs with a shift but a kept cache all
+  // took 2.703-2.709 ms over four shifts on the H100, where a shift made first in a fresh
+  // process moved them 2.0%).
+  if (o.placement_shift_mib > 0 && setup_.device.is_cuda()) {
+#ifdef DDPSCALE_CUDA
+    c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
     placement_shift_ = torch::empty({static_cast<int64_t>(o.placement_shift_mib) << 20},
                                     torch::TensorOptions().dtype(torch::kUInt8).device(setup_.device));
+  }
 #ifdef DDPSCALE_CUDA_GRAPHS
   if (o.exec == "graph") captured_ = std::make_unique<GraphStep>(setup_.device);
 #endif
