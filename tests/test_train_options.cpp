@@ -140,8 +140,8 @@ TEST(TrainOptions, PlacementShiftsCycleOverRunsOnGpusOnly) {
   o.placement_shifts_mib = {0, 20, 65537};
   EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
   TrainOptions none;
-  EXPECT_EQ(placement_shift_of_run(none, 7), 0);
-  EXPECT_EQ(engine_options(none, 1, 7).placement_shift_mib, 0);
+  EXPECT_EQ(placement_shift_of_run(none, 7), -1);  // no shift, and the cache is left alone
+  EXPECT_EQ(engine_options(none, 1, 7).placement_shift_mib, -1);
 }
 
 }  // namespace

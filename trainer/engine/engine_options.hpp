@@ -35,10 +35,11 @@ struct EngineOptions {
   int gpu_busy_steps = 0;           // > 0: after the measured steps, profile this many for the GPU-busy floor
   std::string gpu_kernels;          // non-empty: each rank writes the profiled steps' kernel table (kernel_table_path)
   std::string gpu_trace;            // non-empty: each rank writes the profiled steps' Kineto trace (trace_path)
-  // > 0: the session holds this many MiB of device memory, taken before anything else it
-  // allocates, so its parameters, optimizer state, batch and graph pool land elsewhere
-  // (--placement-shifts; docs/methodology.md, "Where the buffers land").
-  int placement_shift_mib = 0;
+  // >= 0 (--placement-shifts): the session empties the allocator's cache, then holds this
+  // many MiB of device memory before anything else it allocates, so its parameters,
+  // optimizer state, batch and graph pool land elsewhere (docs/methodology.md, "Where the
+  // buffers land"). -1: neither.
+  int placement_shift_mib = -1;
 };
 
 // The model options the session builds its model with (0 fields keep the model's defaults).

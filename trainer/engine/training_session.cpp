@@ -84,14 +84,16 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   // Before anything else the session allocates: a kernel can run several percent faster or
   // slower by where its buffers land (cuDNN's persistent LSTM on an H100, docs/benchmarks.md,
   // 2026-11-25), so runs that hold different amounts first measure that spread too.
-  // The cache is emptied first: otherwise the previous run's freed blocks serve this run at
-  // the same addresses whatever it holds (PyTorch's runs with a shift but a kept cache all
-  // took 2.703-2.709 ms over four shifts on the H100, where a shift made first in a fresh
-  // process moved them 2.0%).
-  if (o.placement_shift_mib > 0 && setup_.device.is_cuda()) {
+  // The cache is emptied first, also for a shift of 0: otherwise the previous run's freed
+  // blocks serve this run at the same addresses whatever it holds (PyTorch's runs with a
+  // shift but a kept cache all took 2.703-2.709 ms over four shifts on the H100, where a
+  // shift made first in a fresh process moved them 2.0%).
+  if (o.placement_shift_mib >= 0 && setup_.device.is_cuda()) {
 #ifdef DDPSCALE_CUDA
     c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
+  }
+  if (o.placement_shift_mib > 0 && setup_.device.is_cuda()) {
     placement_shift_ = torch::empty({static_cast<int64_t>(o.placement_shift_mib) << 20},
                                     torch::TensorOptions().dtype(torch::kUInt8).device(setup_.device));
   }

@@ -1,6 +1,7 @@
 #include "study/run_summary.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,11 @@ void print_placement_line(std::FILE* out, const ConfigRecord& record, const std:
     if (run.status == RunStatus::ok && run.index >= 0)
       by_shift[static_cast<size_t>(run.index) % shifts.size()].push_back(run.samples_per_second);
   std::string parts;
-  double slowest = 0, fastest = 0;
+  double slowest = std::numeric_limits<double>::infinity(), fastest = 0;
   for (size_t i = 0; i < shifts.size(); ++i) {
     if (by_shift[i].empty()) continue;
     const double median = median_of(by_shift[i]);
-    slowest = slowest == 0 ? median : std::min(slowest, median);
+    slowest = std::min(slowest, median);
     fastest = std::max(fastest, median);
     char part[96];
     std::snprintf(part, sizeof(part), "%s%d MiB %.1f (%zu)", parts.empty() ? "" : ", ", shifts[i], median,

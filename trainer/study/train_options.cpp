@@ -205,7 +205,7 @@ std::string resolved_optimizer(const TrainOptions& o, bool on_cuda) {
 }
 
 int placement_shift_of_run(const TrainOptions& o, int run_index) {
-  if (o.placement_shifts_mib.empty()) return 0;
+  if (o.placement_shifts_mib.empty()) return -1;
   return o.placement_shifts_mib[static_cast<size_t>(run_index) % o.placement_shifts_mib.size()];
 }
 

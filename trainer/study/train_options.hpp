@@ -29,7 +29,7 @@ struct TrainOptions : EngineOptions {
   std::vector<int> placement_shifts_mib;
 };
 
-// The MiB run `run_index` holds first (TrainOptions::placement_shifts_mib), 0 without shifts.
+// The MiB run `run_index` holds first (TrainOptions::placement_shifts_mib), -1 without shifts.
 int placement_shift_of_run(const TrainOptions& options, int run_index);
 
 // Whether run `run_index` times its phases: every run, none, or (alternate_phase_timing)
