@@ -92,10 +92,9 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
 #ifdef DDPSCALE_CUDA
     c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
-  }
-  if (o.placement_shift_mib > 0 && setup_.device.is_cuda()) {
-    placement_shift_ = torch::empty({static_cast<int64_t>(o.placement_shift_mib) << 20},
-                                    torch::TensorOptions().dtype(torch::kUInt8).device(setup_.device));
+    if (o.placement_shift_mib > 0)
+      placement_shift_ = torch::empty({static_cast<int64_t>(o.placement_shift_mib) << 20},
+                                      torch::TensorOptions().dtype(torch::kUInt8).device(setup_.device));
   }
 #ifdef DDPSCALE_CUDA_GRAPHS
   if (o.exec == "graph") captured_ = std::make_unique<GraphStep>(setup_.device);
