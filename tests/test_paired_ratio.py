@@ -26,6 +26,14 @@ A second set of three rounds has variants, with known answers against the target
 - mlp b128 graph: 0.90 in every round -> no.
 Rows paired one by one (gpu-benchmark.sh's PAIRING=row: round-K/MODEL-bBATCH folders), 3
 rounds of 2 rows at 1.6x and 1.2x: "2 configurations over 3 rounds", not over 6.
+A take_turns.py turns.jsonl, 3 sets of mlp-medium b8 eager, ms per step in turns 0, 1, 2:
+- set 0: ddpscale 1, 1, 1; PyTorch 9, 2, 2 -> turn 0 left out -> 2.000 (9 would be kept at 3.302);
+- set 1: ddpscale 1, 1, 2; PyTorch 5, 3, 6 -> 3.000;
+- set 2: ddpscale 1, 2, 1; PyTorch 1, 4, 1 -> ratios 2 and 1 -> geometric mean sqrt 2 = 1.414
+  (the ratio of the arithmetic means, 2.5 / 1.5 = 1.667, would be wrong);
+- over sets: log ratios ln 2, ln 3, ln sqrt 2 = 0.693147, 1.098612, 0.346574 -> mean 0.712778,
+  sd 0.376403; t(0.975, 2) = 4.303 -> half width 4.303 * 0.376403 / sqrt 3 = 0.935114 ->
+  2.040x [exp(-0.222336), exp(1.647892)] = [0.801, 5.196], undecided against 1.5 (by hand).
 Exit 0 pass, 1 fail.
 """
 import csv
@@ -121,6 +129,23 @@ def check_row_pairing(tmp):
     return [line for line in expected if line not in out]
 
 
+def check_turns(tmp):
+    sets = {0: ([1, 1, 1], [9, 2, 2]), 1: ([1, 1, 2], [5, 3, 6]), 2: ([1, 2, 1], [1, 4, 1])}
+    path = os.path.join(tmp, "turns.jsonl")
+    with open(path, "w") as f:
+        for set_index, (ours, theirs) in sets.items():
+            for turn in range(3):
+                for program, ms in (("ddpscale", ours[turn]), ("pytorch:eager", theirs[turn])):
+                    f.write(json.dumps({"set": set_index, "model": "mlp-medium", "batch": 8, "exec": "eager",
+                                        "program": program, "turn": turn, "ms_per_step": ms}) + "\n")
+    out = subprocess.run([sys.executable, SCRIPT, path], capture_output=True, text=True, check=True).stdout
+    print(out)
+    expected = ["### ddpscale eager against PyTorch eager (judged: at least 1.5x)",
+                "| mlp-medium | 8 | 1 | 3 | 2.000, 3.000, 1.414 | 2.040x [0.801, 5.196] | undecided |",
+                "1 configurations over 3 rounds: 0 yes, 0 no, 1 undecided"]
+    return [line for line in expected if line not in out]
+
+
 def main():
     tmp = tempfile.mkdtemp()
     rounds = [os.path.join(tmp, f"round-{i + 1}") for i in range(len(DRIFT))]
@@ -138,6 +163,7 @@ def main():
     missing = [line for line in expected if line not in out]
     missing += check_variants(tmp)
     missing += check_row_pairing(tmp)
+    missing += check_turns(tmp)
     for line in missing:
         print("missing:", line)
     return 1 if missing else 0

@@ -1,6 +1,6 @@
 // A configuration's options checked before anything runs (study/train_options): --exec graph's
 // requirements, dtype spellings, the ABBA order of --alternate-phase-timing, and what
-// --gpu-busy-steps and --gpu-kernels need.
+// --gpu-busy-steps and --gpu-kernels need, and that --take-turns is for one rank.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -79,6 +79,22 @@ TEST(TrainOptions, GpuBusyStepsNeedGpus) {
   EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
   o.gpu_busy_steps = -1;
   EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+}
+
+// Standard input reaches rank 0 only: taking turns is for one rank, on CPU or GPU.
+TEST(TrainOptions, TakeTurnsNeedsExactlyOneRank) {
+  TrainOptions o;
+  o.take_turns = true;
+  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/false));
+  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
+  try {
+    validate_train_options(o, 2, /*on_cuda=*/false);
+    FAIL() << "--take-turns accepted on 2 ranks";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("launch 1 rank, not 2"), std::string::npos) << e.what();
+  }
+  o.world_size = 1;  // one of two launched ranks trains: allowed, as the others leave
+  EXPECT_NO_THROW(validate_train_options(o, 2, /*on_cuda=*/false));
 }
 
 TEST(TrainOptions, GpuKernelsNeedProfiledStepsAndAnExistingFolder) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ddpscale against PyTorch, paired round by round (scripts/gpu/gpu-benchmark.sh).
 
-Usage: paired_ratio.py [--target-eager 1.5] [--target-graph 1.0] ROUND_DIR [ROUND_DIR ...]
+Usage: paired_ratio.py [--target-eager 1.5] [--target-graph 1.0] ROUND_DIR|TURNS.jsonl [...]
 Each ROUND_DIR holds one round: report/summary.csv (`ddpscale report` of that round's
 ddpscale sweep) and pytorch-*.jsonl (scripts/gpu/pytorch_ddp_reference.py), measured back to
 back. An eager step is host work, and on the GPU machine the host's speed drifts by up to
@@ -22,10 +22,16 @@ at or above it, "no" when its upper end is below, else "undecided"; for an undec
 rounds in all after which the interval would clear the target if the geometric mean and the
 log spread stayed as measured (a planning figure, not a verdict). Every other PyTorch
 variant in the rounds (compile-*, eager-foreach) gets an unjudged table of the same ratios.
+A TURNS.jsonl (scripts/gpu/take_turns.py) holds sets of processes that took turns on the GPU,
+run by run; each set is one round here, its r the geometric mean over the set's turns of
+ddpscale's ms per step over PyTorch's in the same turn, turn 0 left out (a process's first
+run pays for its first CUDA calls). The t-interval is then over sets, not over turns: turns of
+one set share their processes, so they are not independent draws of a process.
 Standard library only.
 """
 import argparse
 import glob
+import json
 import math
 import os
 import re
@@ -57,6 +63,33 @@ def read_round(directory):
                 pairs.setdefault((mode, variant), {})[(model, batch, world)] = (
                     float(row["samples_per_s_median"]), float(reference["samples_per_s"]))
     return pairs
+
+
+def read_turns(path):
+    """One round per set of a take_turns.py file: {(mode, variant): {(model, batch, 1): (ours,
+    theirs)}}, ours and theirs in samples/s from the geometric means of the set's turns >= 1,
+    so ours / theirs is the geometric mean of the per-turn ratios."""
+    per_set = {}
+    with open(path) as f:
+        for line in f:
+            t = json.loads(line)
+            if t["turn"] == 0:
+                continue
+            key = (t["set"], t["model"], t["batch"], t["exec"])
+            per_set.setdefault(key, {}).setdefault(t["turn"], {})[t["program"]] = t["ms_per_step"]
+    rounds = {}
+    for (set_index, model, batch, mode), turns in per_set.items():
+        variants = {p.split(":", 1)[1] for times in turns.values() for p in times if p.startswith("pytorch:")}
+        for variant in sorted(variants):
+            pairs = [(times["ddpscale"], times["pytorch:" + variant]) for times in turns.values()
+                     if "ddpscale" in times and "pytorch:" + variant in times]
+            if not pairs:
+                continue
+            ours_ms = math.exp(statistics.fmean(math.log(a) for a, _ in pairs))
+            theirs_ms = math.exp(statistics.fmean(math.log(b) for _, b in pairs))
+            rounds.setdefault(set_index, {}).setdefault((mode, variant), {})[(model, batch, 1)] = (
+                batch * 1000.0 / ours_ms, batch * 1000.0 / theirs_ms)
+    return [rounds[k] for k in sorted(rounds)], [f"{path}#set{k}" for k in sorted(rounds)]
 
 
 def log_mean_sd(ratios):
@@ -162,7 +195,8 @@ def print_table(rounds, pairing, target, names):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("rounds", nargs="+", help="round folders (report/summary.csv and pytorch-*.jsonl in each)")
+    parser.add_argument("rounds", nargs="+", help="round folders (report/summary.csv and pytorch-*.jsonl in each), "
+                                                  "or take_turns.py's turns.jsonl files (one round per set)")
     parser.add_argument("--target-eager", type=float, default=1.5,
                         help="eager ratio to judge against (default 1.5)")
     parser.add_argument("--target-graph", type=float, default=1.0,
@@ -171,6 +205,11 @@ def main(argv):
     rounds, names = [], []
     for directory in args.rounds:
         try:
+            if directory.endswith(".jsonl"):
+                sets, set_names = read_turns(directory)
+                rounds += sets
+                names += set_names
+                continue
             rounds.append(read_round(directory))
             names.append(directory)
         except OSError as e:

@@ -31,6 +31,7 @@ import gc
 import json
 import os
 import statistics
+import sys
 import time
 
 import torch
@@ -190,6 +191,17 @@ def hold_placement_shift(mib, device):
     return torch.empty(mib << 20, dtype=torch.uint8, device=device) if mib > 0 else None
 
 
+def granted_a_turn():
+    """--take-turns, as `ddpscale train --take-turns`: True on the line "go", False on "stop" or
+    the end of input."""
+    line = sys.stdin.readline()
+    if line in ("", "stop\n", "stop"):
+        return False
+    if line.strip() != "go":
+        sys.exit(f"pytorch_ddp_reference.py: --take-turns expects 'go' or 'stop' on standard input, got {line.strip()!r}")
+    return True
+
+
 def synchronize(device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -207,6 +219,8 @@ def measure_variant(name, batch, variant, args, device, world, rank):
     step_ms, warmup_s = [], []
     trainer = shift = None
     for run in range(args.runs):
+        if args.take_turns and not granted_a_turn():
+            break
         if args.placement_shifts:
             trainer = shift = None  # as ddpscale: the previous run's buffers are gone before the shift
             gc.collect()  # a captured graph's Python objects can hold a cycle
@@ -228,6 +242,10 @@ def measure_variant(name, batch, variant, args, device, world, rank):
         if world > 1:
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         step_ms.append(slowest.item() * 1000.0 / args.steps)
+        if args.take_turns:
+            print(json.dumps({"turn": run, "ms_per_step": round(step_ms[-1], 5)}), flush=True)
+    if not step_ms:
+        sys.exit("pytorch_ddp_reference.py: no run was started (standard input ended before the first 'go')")
     if args.kernels:
         stem = f"{args.kernels}-{name}-b{batch}-{variant}"
         write_kernel_table(trainer, stem + ".csv", args.kernel_steps, device, stem + ".json" if args.trace else None)
@@ -330,6 +348,10 @@ def main():
     parser.add_argument("--kernel-steps", type=int, default=20)
     parser.add_argument("--placement-shifts", type=lambda text: [int(v) for v in text.split(",")], metavar="MIB,...",
                         help="run k first holds the (k mod n)-th of these MiB of GPU memory, as ddpscale's option")
+    parser.add_argument("--take-turns", action="store_true",
+                        help="one row and variant: each run starts on a line 'go' on standard input and ends with a "
+                             "JSON line {turn, ms_per_step}; 'stop' or the end of input ends early "
+                             "(scripts/gpu/take_turns.py alternates these runs with ddpscale's)")
     parser.add_argument("--counts", action="store_true", help="print each model's parameter count as JSON and exit")
     args = parser.parse_args()
 
@@ -346,6 +368,8 @@ def main():
             parser.error(f"unknown model '{model}' in --rows; choose from {', '.join(MODELS)}")
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
+    if args.take_turns and (len(rows) != 1 or len(args.variant) != 1 or world != 1):
+        parser.error("--take-turns: one row, one variant and one process (no torchrun)")
     if args.device == "cpu":
         device = torch.device("cpu")
         cuda_only = [v for v in args.variant if v == "graph" or v.startswith("compile-")]
@@ -361,6 +385,8 @@ def main():
     if world > 1:
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
                                 **({"device_id": device} if device.type == "cuda" else {}))
+    if args.take_turns:
+        print("# ready for turns: send 'go' for each run, 'stop' to end", flush=True)
     for variant in args.variant:
         for model, batch in rows:
             result = measure(model, batch, variant, args, device, world, rank)

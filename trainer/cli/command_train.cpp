@@ -1,5 +1,9 @@
 #include <cxxopts.hpp>
 
+#include <cstdio>
+#include <iostream>
+#include <string>
+
 #include "launch/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
@@ -79,7 +83,10 @@ void add_train_options(cxxopts::Options& options) {
       ("placement-shifts", "GPU: run k first holds the k-th of these MiB (cycling), so the runs' buffers land at "
                            "different addresses and their spread covers placement; the summary gives throughput "
                            "per placement (e.g. 0,20,40,60 with --runs a multiple of 4; docs/methodology.md)",
-       cxxopts::value<std::vector<int>>(), "MIB,...");
+       cxxopts::value<std::vector<int>>(), "MIB,...")
+      ("take-turns", "one rank: each run starts when a line 'go' arrives on standard input and ends with its run "
+                     "line; 'stop' or the end of input ends early. A driver alternates these runs with another "
+                     "program's on the same GPU (scripts/gpu/take_turns.py)");
   add_launch_options(options, "launch", "auto, cpu or cuda");
   options.add_options("launch")("h,help", "show this help");
 }
@@ -118,7 +125,20 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.gpu_trace = a["gpu-trace"].as<std::string>();
   if (a.count("placement-shifts")) o.placement_shifts_mib = a["placement-shifts"].as<std::vector<int>>();
   o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
+  o.take_turns = a.count("take-turns") > 0;
   return o;
+}
+
+// --take-turns: what the driver said on standard input before the next run.
+enum class Turn { go, stop, unreadable };
+
+static Turn next_turn() {
+  std::string line;
+  if (!std::getline(std::cin, line) || line == "stop") return Turn::stop;
+  if (line == "go") return Turn::go;
+  std::fprintf(stderr, "ddpscale train: --take-turns expects 'go' or 'stop' on standard input, got '%s'\n",
+               line.c_str());
+  return Turn::unreadable;
 }
 
 int run_train_command(int argc, char** argv) {
@@ -166,9 +186,24 @@ int run_train_command(int argc, char** argv) {
                 static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
                 train.warmup);
   if (printer) std::fflush(stdout);  // the header shows before the first run ends, also in a pipe
-  const ConfigRecord record = run_configuration(train, *group, comm.get(), device, [&](const RunRecord& run) {
-    print_run_line(stdout, run);
-  });
+  ConfigurationRuns runs(train, *group, comm.get(), device);
+  if (train.take_turns) {
+    std::printf("# ready for turns: send 'go' for each run, 'stop' to end\n");
+    std::fflush(stdout);
+  }
+  while (!runs.done()) {
+    if (train.take_turns) {
+      const Turn turn = next_turn();
+      if (turn == Turn::unreadable) return 2;
+      if (turn == Turn::stop) break;
+    }
+    runs.run_next([&](const RunRecord& run) { print_run_line(stdout, run); });
+  }
+  const ConfigRecord record = runs.take_record();
+  if (train.take_turns && record.runs.empty()) {
+    std::fprintf(stderr, "ddpscale train: no run was started (standard input ended before the first 'go')\n");
+    return 1;
+  }
   if (printer) print_config_summary(stdout, record, train.placement_shifts_mib);
   for (const auto& run : record.runs)
     if (run.status != RunStatus::ok) return 1;

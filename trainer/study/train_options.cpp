@@ -121,6 +121,11 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   validate_exec(o, on_cuda);
   if (o.world_size < 0) throw UsageError("--world-size must not be negative");
   const int world = effective_world_size(o, launched_ranks);
+  // Standard input reaches rank 0 only, and a rank waiting in a collective for rank 0's turn
+  // would meet the communication timeout while the other program runs.
+  if (o.take_turns && world != 1)
+    throw UsageError("--take-turns hands one process its runs through standard input: launch 1 rank, not " +
+                     std::to_string(world));
   if (world > launched_ranks)
     throw UsageError("--world-size " + std::to_string(world) + " is larger than the " +
                      std::to_string(launched_ranks) + " ranks launched (mpirun -np " + std::to_string(world) + " ...)");

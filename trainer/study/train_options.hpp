@@ -27,6 +27,12 @@ struct TrainOptions : EngineOptions {
   // so the runs put their buffers at different addresses and the spread across runs covers
   // where they land (docs/methodology.md, "Where the buffers land"). Empty: no shift.
   std::vector<int> placement_shifts_mib;
+  // Each run waits for the line "go" on standard input and its run line, flushed, says it is
+  // done, so a driver can alternate this process's runs with another program's on the same
+  // GPU (scripts/gpu/take_turns.py): both meet the same host within a second, where separate
+  // launches minutes apart meet a host whose speed has moved (docs/methodology.md, "Taking
+  // turns"). "stop" or the end of input ends the configuration after the runs so far.
+  bool take_turns = false;
 };
 
 // The MiB run `run_index` holds first (TrainOptions::placement_shifts_mib), -1 without shifts.

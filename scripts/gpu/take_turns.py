@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""ddpscale against PyTorch with both programs alive at once, taking turns on the GPU run by run.
+
+Usage: take_turns.py --ddpscale BIN --rows MODEL:BATCH [...] [--exec eager|graph]
+                     [--variants eager eager-caller-thread] [--sets 4] [--turns 12]
+                     [--steps 100 | --steps MODEL=N ...] [--warmup 10] [--deadline SECONDS]
+                     [--device cuda|cpu] --out DIR
+
+Why: an eager step is host work, and on the GPU machine the host's speed moves by up to 2x
+between processes seconds apart and by 15% between runs of one process (docs/benchmarks.md,
+2026-11-25, fourth session). gpu-benchmark.sh pairs whole launches, tens of seconds apart, so
+one round's ratio is close to a ratio of two independent draws. Here a set starts one
+`ddpscale train --take-turns` and one `pytorch_ddp_reference.py --take-turns` per PyTorch
+variant, waits until every process is ready, then hands out runs one at a time: turn t runs
+each program's run t in the order ddpscale, PyTorch... for even t and the reverse for odd t,
+so neighbouring runs of the two programs are a fraction of a second apart and a drift favours
+neither. Only one process works at a time: the others wait on their standard input.
+
+Each set is a fresh group of processes, so a process's own luck (where its buffers land, which
+core it starts on) varies between sets. scripts/analysis/paired_ratio.py judges the sets: a
+set's ratio is the geometric mean over its turns >= 1 (turn 0 pays for the first CUDA calls),
+and the 95% t-interval is over sets.
+
+Writes DIR/turns.jsonl (one line per turn: set, model, batch, exec, program, turn, ms_per_step,
+start_s and end_s on this script's monotonic clock), each process's output in DIR/logs/, and
+DIR/take-turns.md (paired_ratio.py's tables). No set starts after --deadline seconds, so a
+device call ends with a verdict on the sets that finished. Standard library only.
+"""
+import argparse
+import json
+import os
+import re
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REFERENCE = os.path.join(HERE, "pytorch_ddp_reference.py")
+PAIRED_RATIO = os.path.join(HERE, "..", "analysis", "paired_ratio.py")
+READY = "# ready for turns"
+# `ddpscale train`'s run line (trainer/study/run_summary.cpp, print_run_line).
+DDPSCALE_RUN = re.compile(r"^run\s+(\d+)\s+(?:([\d.]+) samples/s|FAILED: (.*))")
+
+
+class TurnTaker:
+    """One process that runs a run per "go" on its standard input."""
+
+    def __init__(self, name, command, log_path):
+        self.name = name
+        self.log = open(log_path, "w")
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=self.log, text=True, bufsize=1)
+        # A thread reads the output, so a wait for a line can time out (select() does not see
+        # lines already in the pipe object's buffer). None marks the end of the output.
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read_output, daemon=True).start()
+
+    def _read_output(self):
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def read_line(self, timeout_s):
+        """The process's next line of output, or an error naming it if it ends or stays silent."""
+        try:
+            line = self.lines.get(timeout=timeout_s)
+        except queue.Empty:
+            raise RuntimeError(f"{self.name}: no output for {timeout_s:.0f} s (see {self.log.name})") from None
+        if line is None:
+            raise RuntimeError(f"{self.name} ended (exit {self.process.wait()}; see {self.log.name})")
+        self.log.write(line)
+        return line.rstrip("\n")
+
+    def wait_until_ready(self, timeout_s):
+        while not self.read_line(timeout_s).startswith(READY):
+            pass
+
+    def take_turn(self, turn, batch, timeout_s):
+        """Runs one run; returns its ms per step."""
+        self.process.stdin.write("go\n")
+        self.process.stdin.flush()
+        while True:
+            line = self.read_line(timeout_s)
+            ms = self.turn_result(line, turn, batch)
+            if ms is not None:
+                return ms
+
+    def turn_result(self, line, turn, batch):
+        if self.name == "ddpscale":
+            match = DDPSCALE_RUN.match(line)
+            if not match:
+                return None
+            if match.group(3) is not None:
+                raise RuntimeError(f"ddpscale run {turn} failed: {match.group(3)}")
+            return batch * 1000.0 / float(match.group(2))
+        if line.startswith("{") and '"turn"' in line:
+            return json.loads(line)["ms_per_step"]
+        return None
+
+    def finish(self, timeout_s):
+        """Lets the process write its summary and end; kills it if it does not. Its exit code."""
+        try:
+            self.process.stdin.write("stop\n")
+            self.process.stdin.close()
+        except BrokenPipeError:
+            pass  # it ended already
+        try:
+            self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        while (line := self.lines.get()) is not None:
+            self.log.write(line)
+        self.log.close()
+        return self.process.returncode
+
+
+def steps_for(model, steps_arguments):
+    """--steps N, or MODEL=N items with an optional bare N as the default for other models."""
+    default, per_model = 100, {}
+    for item in steps_arguments:
+        if "=" in item:
+            name, value = item.split("=", 1)
+            per_model[name] = int(value)
+        else:
+            default = int(item)
+    return per_model.get(model, default)
+
+
+def commands(args, model, batch, steps):
+    ddpscale = [args.ddpscale, "train", "-m", model, "-b", str(batch), "--exec", args.exec,
+                "--runs", str(args.turns), "--warmup", str(args.warmup), "--steps", str(steps), "--take-turns",
+                "--device", args.device]
+    python = args.python or sys.executable
+    references = {f"pytorch:{v}": [python, REFERENCE, "--rows", f"{model}:{batch}", "--variant", v,
+                                   "--runs", str(args.turns), "--warmup", str(args.warmup), "--steps", str(steps),
+                                   "--device", args.device, "--take-turns"]
+                  for v in args.variants}
+    return {"ddpscale": ddpscale, **references}
+
+
+def run_set(args, set_index, model, batch, clock_start, turns_file):
+    steps = steps_for(model, args.steps)
+    logs = os.path.join(args.out, "logs")
+    takers = [TurnTaker(name, command, os.path.join(logs, f"set{set_index}-{model}-b{batch}-{name.replace(':', '-')}.txt"))
+              for name, command in commands(args, model, batch, steps).items()]
+    try:
+        for taker in takers:
+            taker.wait_until_ready(args.timeout)
+        for turn in range(args.turns):
+            for taker in (takers if turn % 2 == 0 else list(reversed(takers))):
+                start = time.monotonic() - clock_start
+                ms = taker.take_turn(turn, batch, args.timeout)
+                end = time.monotonic() - clock_start
+                turns_file.write(json.dumps({"set": set_index, "model": model, "batch": batch, "exec": args.exec,
+                                             "program": taker.name, "turn": turn, "ms_per_step": round(ms, 5),
+                                             "steps": steps, "start_s": round(start, 4), "end_s": round(end, 4)}) + "\n")
+                turns_file.flush()
+    finally:
+        codes = {taker.name: taker.finish(args.timeout) for taker in takers}
+    failed = {name: code for name, code in codes.items() if code != 0}
+    if failed:
+        raise RuntimeError(f"set {set_index} {model} b{batch}: exit codes {failed} (logs in {logs})")
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ddpscale", required=True, help="the ddpscale binary")
+    parser.add_argument("--rows", nargs="+", required=True, metavar="MODEL:BATCH")
+    parser.add_argument("--exec", choices=["eager", "graph"], default="eager", help="ddpscale's step (default eager)")
+    parser.add_argument("--variants", nargs="+", default=["eager", "eager-caller-thread"],
+                        help="PyTorch variants, one process each (pytorch_ddp_reference.py --variant)")
+    parser.add_argument("--sets", type=int, default=4, help="fresh groups of processes per row (default 4)")
+    parser.add_argument("--turns", type=int, default=12, help="runs per process in a set (default 12)")
+    parser.add_argument("--steps", nargs="+", default=["100"], metavar="N|MODEL=N",
+                        help="measured steps a run: N, and/or MODEL=N per model (default 100)")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--deadline", type=float, default=float("inf"), help="no set starts after these seconds")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds a process may stay silent")
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--python", help="the Python with PyTorch for the reference (default: this one)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    if args.sets < 1 or args.turns < 2:
+        parser.error("--sets must be at least 1 and --turns at least 2 (turn 0 is left out of the ratio)")
+    for row in args.rows:
+        if not re.fullmatch(r"[\w-]+:\d+", row):
+            parser.error(f"--rows: '{row}' is not MODEL:BATCH")
+    return args
+
+
+def main(argv):
+    args = parse_arguments(argv)
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    turns_path = os.path.join(args.out, "turns.jsonl")
+    clock_start = time.monotonic()
+    rows = [(row.split(":")[0], int(row.split(":")[1])) for row in args.rows]
+    sets_done = 0
+    with open(turns_path, "w") as turns_file:
+        # Set-major: every row's set k before any row's set k+1, so a deadline leaves each row
+        # with as many sets as the others.
+        for set_index in range(args.sets):
+            if time.monotonic() - clock_start > args.deadline:
+                print(f"take_turns: deadline reached after {sets_done} set(s) per row", file=sys.stderr)
+                break
+            for model, batch in rows:
+                print(f"take_turns: set {set_index + 1}/{args.sets} {model} b{batch} "
+                      f"({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
+                run_set(args, set_index, model, batch, clock_start, turns_file)
+            sets_done += 1
+    with open(os.path.join(args.out, "take-turns.md"), "w") as md:
+        md.write(f"Processes taking turns run by run (scripts/gpu/take_turns.py): {sets_done} set(s) per row, "
+                 f"{args.turns} turns each, turn 0 left out; a round below is a set.\n\n")
+        md.flush()
+        judged = subprocess.run([sys.executable, PAIRED_RATIO, turns_path], stdout=md, stderr=subprocess.PIPE, text=True)
+    if judged.returncode != 0:
+        print(judged.stderr, file=sys.stderr)
+        return 1
+    print(f"take_turns: {turns_path}, {os.path.join(args.out, 'take-turns.md')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""scripts/gpu/take_turns.py on the CPU: `ddpscale train --take-turns` and
+pytorch_ddp_reference.py --take-turns, 2 sets of mlp-medium b8, 3 turns of 5 steps.
+
+Usage: test_take_turns.py DDPSCALE_BINARY
+- Every turn is recorded: 2 sets x 3 turns x 2 programs = 12 lines, each with a positive time.
+- Turns alternate: in each set turn 0 runs ddpscale then PyTorch, turn 1 PyTorch then ddpscale,
+  turn 2 ddpscale then PyTorch (the order is read from the start times).
+- Only one program works at a time: no turn starts before the one before it has ended.
+- Each ddpscale log holds 3 run lines, then its summary ("3 of 3 runs ok").
+- take-turns.md gives each set's ratio as the geometric mean over turns 1 and 2 of PyTorch's ms
+  over ddpscale's, recomputed here from turns.jsonl.
+- `ddpscale train --take-turns` refuses 2 ranks (exit 2, naming the option), and a line that is
+  neither 'go' nor 'stop' (exit 2).
+Exit 0 pass, 1 fail, 77 skipped (no PyTorch for this Python).
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DRIVER = os.path.join(HERE, "..", "scripts", "gpu", "take_turns.py")
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader"]
+
+
+def check_turns(turns):
+    failures = []
+    if len(turns) != 12:
+        failures.append(f"{len(turns)} turns recorded, expected 12")
+    if any(t["ms_per_step"] <= 0 for t in turns):
+        failures.append("a turn with a time that is not positive")
+    for set_index in (0, 1):
+        order = [(t["turn"], t["program"]) for t in sorted(turns, key=lambda t: t["start_s"]) if t["set"] == set_index]
+        expected = [(0, "ddpscale"), (0, "pytorch:eager"), (1, "pytorch:eager"), (1, "ddpscale"),
+                    (2, "ddpscale"), (2, "pytorch:eager")]
+        if order != expected:
+            failures.append(f"set {set_index} ran in the order {order}, expected {expected}")
+    by_start = sorted(turns, key=lambda t: t["start_s"])
+    for before, after in zip(by_start, by_start[1:]):
+        if after["start_s"] < before["end_s"]:
+            failures.append(f"turn {after} started before {before} ended")
+    return failures
+
+
+def set_ratio(turns, set_index):
+    ms = {(t["turn"], t["program"]): t["ms_per_step"] for t in turns if t["set"] == set_index}
+    logs = [math.log(ms[(k, "pytorch:eager")] / ms[(k, "ddpscale")]) for k in (1, 2)]
+    return math.exp(sum(logs) / len(logs))
+
+
+def check_refusals(binary):
+    failures = []
+    two = subprocess.run(MPIRUN + ["-np", "2", binary, "train", "--take-turns", "--runs", "1"], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    if "--take-turns hands one process its runs through standard input: launch 1 rank, not 2" not in two.stderr + two.stdout:
+        failures.append(f"2 ranks were not refused by name (exit {two.returncode}): {two.stderr[-400:]}")
+    bad = subprocess.run([binary, "train", "--take-turns", "--runs", "2", "--steps", "2", "--warmup", "0"],
+                         input="go\nplease\n", capture_output=True, text=True, timeout=120)
+    if bad.returncode != 2 or "expects 'go' or 'stop' on standard input, got 'please'" not in bad.stderr:
+        failures.append(f"an unreadable line was not refused (exit {bad.returncode}): {bad.stderr[-400:]}")
+    return failures
+
+
+def main():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("no PyTorch for", sys.executable)
+        return 77
+    binary = sys.argv[1]
+    out = tempfile.mkdtemp()
+    run = subprocess.run([sys.executable, DRIVER, "--ddpscale", binary, "--rows", "mlp-medium:8", "--variants", "eager",
+                          "--sets", "2", "--turns", "3", "--steps", "5", "--warmup", "1", "--device", "cpu",
+                          "--out", out], capture_output=True, text=True, timeout=600)
+    print(run.stderr)
+    if run.returncode != 0:
+        print("take_turns.py failed with exit", run.returncode)
+        return 1
+    with open(os.path.join(out, "turns.jsonl")) as f:
+        turns = [json.loads(line) for line in f]
+    failures = check_turns(turns)
+    for set_index in (0, 1):
+        with open(os.path.join(out, "logs", f"set{set_index}-mlp-medium-b8-ddpscale.txt")) as f:
+            log = f.read()
+        runs = [line for line in log.splitlines() if line.startswith("run ")]
+        if len(runs) != 3 or "3 of 3 runs ok" not in log:
+            failures.append(f"set {set_index}: ddpscale's log has {len(runs)} run lines and no '3 of 3 runs ok'")
+    with open(os.path.join(out, "take-turns.md")) as f:
+        table = f.read()
+    print(table)
+    ratios = ", ".join(f"{set_ratio(turns, s):.3f}" for s in (0, 1))
+    if f"| mlp-medium | 8 | 1 | 2 | {ratios} |" not in table:
+        failures.append(f"take-turns.md lacks the per-set ratios {ratios}")
+    failures += check_refusals(binary)
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
