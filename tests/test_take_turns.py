@@ -10,6 +10,11 @@ Usage: test_take_turns.py DDPSCALE_BINARY
 - Each ddpscale log holds 3 run lines, then its summary ("3 of 3 runs ok").
 - take-turns.md gives each set's ratio as the geometric mean over turns 1 and 2 of PyTorch's ms
   over ddpscale's, recomputed here from turns.jsonl.
+- The waiting check, on hand-made turns of one set (order D P | P D | D P | P D | D P): ddpscale
+  waits before turns 1 and 3 (2 and 2e^0.2 ms) and runs right after itself in turns 2 and 4
+  (1 and e^0.2 ms): logs ln 2 + {0, 0.2} against {0, 0.2}, ratio exp(ln 2) = 2.000; each group's
+  variance 0.02, Welch's standard error sqrt(0.02/2 + 0.02/2) = 0.141421, t(0.975, 1) = 12.706,
+  half width 1.796900 -> [2 e^-1.796900, 2 e^1.796900] = [0.332, 12.062] (by hand).
 - `ddpscale train --take-turns` refuses 2 ranks (exit 2, naming the option), and a line that is
   neither 'go' nor 'stop' (exit 2).
 Exit 0 pass, 1 fail, 77 skipped (no PyTorch for this Python).
@@ -49,6 +54,22 @@ def set_ratio(turns, set_index):
     ms = {(t["turn"], t["program"]): t["ms_per_step"] for t in turns if t["set"] == set_index}
     logs = [math.log(ms[(k, "pytorch:eager")] / ms[(k, "ddpscale")]) for k in (1, 2)]
     return math.exp(sum(logs) / len(logs))
+
+
+def check_waiting():
+    sys.path.insert(0, os.path.dirname(DRIVER))
+    from take_turns import waiting_check
+    ddpscale_ms = {1: 2.0, 2: 1.0, 3: 2.0 * math.exp(0.2), 4: math.exp(0.2)}
+    turns = []
+    for turn in range(5):
+        order = ["ddpscale", "pytorch:eager"] if turn % 2 == 0 else ["pytorch:eager", "ddpscale"]
+        for program in order:
+            ms = ddpscale_ms.get(turn, 1.0) if program == "ddpscale" else 1.0
+            turns.append({"set": 0, "model": "mlp", "batch": 8, "exec": "eager", "program": program, "turn": turn,
+                          "ms_per_step": ms})
+    expected = "| mlp | 8 | ddpscale | 2 | 2 | 2.000 [0.332, 12.062] |"
+    lines = waiting_check(turns)
+    return [] if expected in lines else [f"waiting check gave {lines}, expected the row {expected}"]
 
 
 def check_refusals(binary):
@@ -95,6 +116,7 @@ def main():
     ratios = ", ".join(f"{set_ratio(turns, s):.3f}" for s in (0, 1))
     if f"| mlp-medium | 8 | 1 | 2 | {ratios} |" not in table:
         failures.append(f"take-turns.md lacks the per-set ratios {ratios}")
+    failures += check_waiting()
     failures += check_refusals(binary)
     for failure in failures:
         print("FAIL:", failure)

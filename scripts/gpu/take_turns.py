@@ -21,15 +21,25 @@ core it starts on) varies between sets. scripts/analysis/paired_ratio.py judges 
 set's ratio is the geometric mean over its turns >= 1 (turn 0 pays for the first CUDA calls),
 and the 95% t-interval is over sets.
 
+Waiting changes nothing, or the ratios would favour whichever program waits less: with the
+order reversed every turn, the first and last programs of a turn run again right away at the
+start of the next, the others after a wait. take-turns.md checks it on the data: each
+program's ms per step after others' turns over its ms right after its own previous turn
+(geometric means, turns >= 1, with a 95% interval), which should hold 1.
+
 Writes DIR/turns.jsonl (one line per turn: set, model, batch, exec, program, turn, ms_per_step,
 start_s and end_s on this script's monotonic clock), each process's output in DIR/logs/, and
-DIR/take-turns.md (paired_ratio.py's tables). No set starts after --deadline seconds, so a
-device call ends with a verdict on the sets that finished. Standard library only.
+DIR/take-turns.md (paired_ratio.py's tables, then the waiting check). No set starts after
+--deadline seconds, so a device call ends with a verdict on the sets that finished.
+`--report DIR` writes take-turns.md again from DIR/turns.jsonl without running anything.
+Standard library only.
 """
 import argparse
 import json
+import math
 import os
 import re
+import statistics
 import queue
 import subprocess
 import sys
@@ -39,6 +49,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "pytorch_ddp_reference.py")
 PAIRED_RATIO = os.path.join(HERE, "..", "analysis", "paired_ratio.py")
+sys.path.insert(0, os.path.dirname(PAIRED_RATIO))
+from paired_ratio import t975  # noqa: E402
 READY = "# ready for turns"
 # `ddpscale train`'s run line (trainer/study/run_summary.cpp, print_run_line).
 DDPSCALE_RUN = re.compile(r"^run\s+(\d+)\s+(?:([\d.]+) samples/s|FAILED: (.*))")
@@ -165,10 +177,64 @@ def run_set(args, set_index, model, batch, clock_start, turns_file):
         raise RuntimeError(f"set {set_index} {model} b{batch}: exit codes {failed} (logs in {logs})")
 
 
+def waiting_check(turns):
+    """Markdown rows: per row and program, ms per step after other programs' turns over ms right
+    after its own previous turn, with a 95% interval (Welch's standard error on the logs,
+    t with the smaller group's df, to be conservative)."""
+    groups = {}
+    previous = None
+    for t in turns:  # in the order they ran
+        key = (t["set"], t["model"], t["batch"], t["exec"])
+        if t["turn"] >= 1:
+            waited = previous != (key, t["program"])
+            groups.setdefault((t["model"], t["batch"], t["program"]), {True: [], False: []})[waited].append(
+                math.log(t["ms_per_step"]))
+        previous = (key, t["program"])
+    lines = []
+    for (model, batch, program), split in sorted(groups.items()):
+        waited, direct = split[True], split[False]
+        if len(waited) < 2 or len(direct) < 2:
+            lines.append(f"| {model} | {batch} | {program} | {len(waited)} | {len(direct)} | n/a (never "
+                         f"{'right after itself' if len(direct) < 2 else 'after a wait'}) |")
+            continue
+        diff = statistics.fmean(waited) - statistics.fmean(direct)
+        se = math.sqrt(statistics.variance(waited) / len(waited) + statistics.variance(direct) / len(direct))
+        half = t975(min(len(waited), len(direct)) - 1) * se
+        lines.append(f"| {model} | {batch} | {program} | {len(waited)} | {len(direct)} | "
+                     f"{math.exp(diff):.3f} [{math.exp(diff - half):.3f}, {math.exp(diff + half):.3f}] |")
+    return lines
+
+
+def write_report(out):
+    """take-turns.md from out/turns.jsonl: paired_ratio.py's verdicts, then the waiting check."""
+    turns_path = os.path.join(out, "turns.jsonl")
+    with open(turns_path) as f:
+        turns = [json.loads(line) for line in f]
+    if not turns:
+        print(f"take_turns: {turns_path} has no turns", file=sys.stderr)
+        return 1
+    note = (f"Processes taking turns run by run (scripts/gpu/take_turns.py): {len({t['set'] for t in turns})} set(s) "
+            f"per row, {max(t['turn'] for t in turns) + 1} turns each, turn 0 left out; a round below is a set.")
+    judged = subprocess.run([sys.executable, PAIRED_RATIO, turns_path], capture_output=True, text=True)
+    if judged.returncode != 0:
+        print(judged.stderr, file=sys.stderr)
+        return 1
+    with open(os.path.join(out, "take-turns.md"), "w") as md:
+        md.write(note + "\n\n" + judged.stdout)
+        md.write("### Does waiting for a turn change a program's step?\n\n"
+                 "ms per step after other programs' turns over ms right after its own previous turn (geometric "
+                 "means over turns >= 1, 95% interval); 1 means waiting changes nothing.\n\n"
+                 "| model | batch/GPU | program | turns after a wait | turns right after itself | "
+                 "after a wait / right after itself |\n|---|---:|---|---:|---:|---|\n")
+        md.write("\n".join(waiting_check(turns)) + "\n")
+    return 0
+
+
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ddpscale", required=True, help="the ddpscale binary")
-    parser.add_argument("--rows", nargs="+", required=True, metavar="MODEL:BATCH")
+    parser.add_argument("--report", metavar="DIR", help="only write DIR/take-turns.md again from DIR/turns.jsonl")
+    parser.add_argument("--ddpscale", help="the ddpscale binary")
+    parser.add_argument("--rows", nargs="+", metavar="MODEL:BATCH")
     parser.add_argument("--exec", choices=["eager", "graph"], default="eager", help="ddpscale's step (default eager)")
     parser.add_argument("--variants", nargs="+", default=["eager", "eager-caller-thread"],
                         help="PyTorch variants, one process each (pytorch_ddp_reference.py --variant)")
@@ -181,8 +247,12 @@ def parse_arguments(argv):
     parser.add_argument("--timeout", type=float, default=300, help="seconds a process may stay silent")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--python", help="the Python with PyTorch for the reference (default: this one)")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out")
     args = parser.parse_args(argv)
+    if args.report:
+        return args
+    if not (args.ddpscale and args.rows and args.out):
+        parser.error("--ddpscale, --rows and --out are needed (or --report DIR)")
     if args.sets < 1 or args.turns < 2:
         parser.error("--sets must be at least 1 and --turns at least 2 (turn 0 is left out of the ratio)")
     for row in args.rows:
@@ -193,6 +263,8 @@ def parse_arguments(argv):
 
 def main(argv):
     args = parse_arguments(argv)
+    if args.report:
+        return write_report(args.report)
     os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
     turns_path = os.path.join(args.out, "turns.jsonl")
     clock_start = time.monotonic()
@@ -210,13 +282,7 @@ def main(argv):
                       f"({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
                 run_set(args, set_index, model, batch, clock_start, turns_file)
             sets_done += 1
-    with open(os.path.join(args.out, "take-turns.md"), "w") as md:
-        md.write(f"Processes taking turns run by run (scripts/gpu/take_turns.py): {sets_done} set(s) per row, "
-                 f"{args.turns} turns each, turn 0 left out; a round below is a set.\n\n")
-        md.flush()
-        judged = subprocess.run([sys.executable, PAIRED_RATIO, turns_path], stdout=md, stderr=subprocess.PIPE, text=True)
-    if judged.returncode != 0:
-        print(judged.stderr, file=sys.stderr)
+    if write_report(args.out) != 0:
         return 1
     print(f"take_turns: {turns_path}, {os.path.join(args.out, 'take-turns.md')}", file=sys.stderr)
     return 0
