@@ -10,7 +10,8 @@
 # 2026-11-23), so both sides run in rounds, back to back within a round, in the order
 # ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither;
 # scripts/analysis/paired_ratio.py then compares them round by round.
-# PAIRING=row pairs the two sides row by row instead of grid by grid (below).
+# PAIRING=row pairs the two sides row by row instead of grid by grid (below); PAIRING=turns
+# keeps both alive and alternates them run by run (scripts/gpu/take_turns.py; below).
 # STEPS="MODEL=N ..." (PAIRING=row only) measures N steps a run on both sides for that model
 # instead of 100. A run of 100 eager MLP steps lasts 50-100 ms, and the host's speed moves
 # by up to 2x between processes seconds apart; in one trial pairs of 2000-step runs spread
@@ -33,8 +34,8 @@ rounds="${ROUNDS:-4}"
 deadline=$((SECONDS + ${DEADLINE:-480}))
 studies="${STUDIES:-$DDPSCALE_ROOT/studies}"
 rows=()
-if [ -n "${STEPS:-}" ] && [ "${PAIRING:-round}" != row ]; then
-  log "STEPS needs PAIRING=row (the grid's spec sets its own steps)"
+if [ -n "${STEPS:-}" ] && [ "${PAIRING:-round}" = round ]; then
+  log "STEPS needs PAIRING=row or turns (the grid's spec sets its own steps)"
   exit 2
 fi
 if [ -n "${PLACEMENT_SHIFTS:-}" ] && [ "${PAIRING:-round}" != row ]; then
@@ -112,6 +113,31 @@ pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when
   fi
   finished+=("$dir")
 }
+# Which card, build and PyTorch: one kind of device may be served by different cards, and a
+# ratio near 1 has differed between them (docs/benchmarks.md, 2026-11-25).
+measured_on() {
+  local cards commit torch_version
+  cards=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd, -)
+  commit=$("$DDPSCALE_BIN" info 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["git_commit"])' 2>/dev/null)
+  torch_version=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
+  echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on ${cards:-an unnamed GPU}; ddpscale ${commit:-at an unknown commit}; PyTorch ${torch_version:-unknown}."
+}
+# PAIRING=turns (1 GPU): both programs alive at once, taking turns run by run
+# (scripts/gpu/take_turns.py): neighbouring runs of the two sides a fraction of a second apart
+# instead of a whole launch. ROUNDS is the sets of fresh processes per row, TURNS (default 10)
+# the runs of each process; ddpscale runs --exec graph when VARIANTS is "graph", else eager.
+# No set starts after DEADLINE seconds.
+if [ "${PAIRING:-round}" = turns ]; then
+  [ "$gpus" = 1 ] || { log "PAIRING=turns is for 1 GPU"; exit 2; }
+  exec_mode=eager
+  [ "${VARIANTS:-}" = graph ] && exec_mode=graph
+  # shellcheck disable=SC2086 # VARIANTS and STEPS are lists of words
+  python3 "$DDPSCALE_ROOT/scripts/gpu/take_turns.py" --ddpscale "$DDPSCALE_BIN" --rows "${rows[@]}" \
+    --exec "$exec_mode" --variants ${VARIANTS:-eager eager-caller-thread} --sets "$rounds" --turns "${TURNS:-10}" \
+    --steps ${STEPS:-100} --deadline $((deadline - SECONDS)) --out "$out"
+  { measured_on; echo; cat "$out/take-turns.md"; } | tee "$out/reference-paired.md"
+  exit 0
+fi
 finished=()
 steps=""  # a row's steps per run (PAIRING=row); the grid's spec sets its own
 last=0  # the last round's seconds: a round that would end past the deadline is not started
@@ -140,15 +166,6 @@ for round in $(seq 1 "$rounds"); do
   last=$((SECONDS - start))
   log "round $round took $last s"
 done
-# Which card, build and PyTorch: one kind of device may be served by different cards, and a
-# ratio near 1 has differed between them (docs/benchmarks.md, 2026-11-25).
-measured_on() {
-  local cards commit torch_version
-  cards=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd, -)
-  commit=$("$DDPSCALE_BIN" info 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["git_commit"])' 2>/dev/null)
-  torch_version=$(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
-  echo "Measured $(date -u +%Y-%m-%dT%H:%MZ) on ${cards:-an unnamed GPU}; ddpscale ${commit:-at an unknown commit}; PyTorch ${torch_version:-unknown}."
-}
 {
   measured_on
   echo
