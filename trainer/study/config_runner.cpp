@@ -205,11 +205,4 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
   }
 }
 
-ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
-                               const DeviceChoice& device, const RunDoneCallback& on_run_done) {
-  ConfigurationRuns runs(options, group, comm, device);
-  runs.run_remaining(on_run_done);
-  return runs.take_record();
-}
-
 }  // namespace ddpscale

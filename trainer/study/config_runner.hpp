@@ -52,8 +52,4 @@ class ConfigurationRuns {
 // The model a configuration's runs start from (trainer/engine/initial_model.hpp).
 std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, const DeviceChoice& device);
 
-// All runs of one configuration in order.
-ConfigRecord run_configuration(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
-                               const DeviceChoice& device, const RunDoneCallback& on_run_done);
-
 }  // namespace ddpscale
