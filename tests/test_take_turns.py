@@ -7,7 +7,9 @@ Usage: test_take_turns.py DDPSCALE_BINARY
 - Turns alternate: in each set turn 0 runs ddpscale then PyTorch, turn 1 PyTorch then ddpscale,
   turn 2 ddpscale then PyTorch (the order is read from the start times).
 - Only one program works at a time: no turn starts before the one before it has ended.
-- Each ddpscale log holds 3 run lines, then its summary ("3 of 3 runs ok").
+- Each ddpscale log holds 3 run lines, then its summary ("3 of 3 runs ok"), from a process
+  launched for 4 runs ("4 runs x"): it waited for "stop" instead of ending on its own, so no
+  process's exit runs beside another's turn.
 - take-turns.md gives each set's ratio as the geometric mean over turns 1 and 2 of PyTorch's ms
   over ddpscale's, recomputed here from turns.jsonl.
 - The waiting check, on hand-made turns of one set (order D P | P D | D P | P D | D P): ddpscale
@@ -108,8 +110,9 @@ def main():
         with open(os.path.join(out, "logs", f"set{set_index}-mlp-medium-b8-ddpscale.txt")) as f:
             log = f.read()
         runs = [line for line in log.splitlines() if line.startswith("run ")]
-        if len(runs) != 3 or "3 of 3 runs ok" not in log:
-            failures.append(f"set {set_index}: ddpscale's log has {len(runs)} run lines and no '3 of 3 runs ok'")
+        if len(runs) != 3 or "3 of 3 runs ok" not in log or "4 runs x" not in log:
+            failures.append(f"set {set_index}: ddpscale's log has {len(runs)} run lines, not 3 of 4 runs "
+                            f"launched with '3 of 3 runs ok'")
     with open(os.path.join(out, "take-turns.md")) as f:
         table = f.read()
     print(table)

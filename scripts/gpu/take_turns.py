@@ -142,12 +142,17 @@ def steps_for(model, steps_arguments):
 
 
 def commands(args, model, batch, steps):
+    # One run more than there are turns: a process whose runs were all done would exit at once,
+    # and its exit (Python's teardown, the CUDA context's) would run beside the next program's
+    # turn; this way each waits for "stop", sent when every turn is over. On this machine's 2
+    # cores the exits had made ddpscale's last turn 3x slower (docs/benchmarks.md, 2026-11-25).
+    runs = str(args.turns + 1)
     ddpscale = [args.ddpscale, "train", "-m", model, "-b", str(batch), "--exec", args.exec,
-                "--runs", str(args.turns), "--warmup", str(args.warmup), "--steps", str(steps), "--take-turns",
+                "--runs", runs, "--warmup", str(args.warmup), "--steps", str(steps), "--take-turns",
                 "--device", args.device]
     python = args.python or sys.executable
     references = {f"pytorch:{v}": [python, REFERENCE, "--rows", f"{model}:{batch}", "--variant", v,
-                                   "--runs", str(args.turns), "--warmup", str(args.warmup), "--steps", str(steps),
+                                   "--runs", runs, "--warmup", str(args.warmup), "--steps", str(steps),
                                    "--device", args.device, "--take-turns"]
                   for v in args.variants}
     return {"ddpscale": ddpscale, **references}
@@ -171,7 +176,7 @@ def run_set(args, set_index, model, batch, clock_start, turns_file):
                                              "steps": steps, "start_s": round(start, 4), "end_s": round(end, 4)}) + "\n")
                 turns_file.flush()
     finally:
-        codes = {taker.name: taker.finish(args.timeout) for taker in takers}
+        codes = {taker.name: taker.finish(args.timeout) for taker in takers}  # one after another
     failed = {name: code for name, code in codes.items() if code != 0}
     if failed:
         raise RuntimeError(f"set {set_index} {model} b{batch}: exit codes {failed} (logs in {logs})")
