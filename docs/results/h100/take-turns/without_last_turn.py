@@ -2,7 +2,7 @@
 """The verdicts again without each set's last turn.
 
 Usage: without_last_turn.py TURNS.jsonl   (prints paired_ratio.py's tables)
-These sets ran with take_turns.py before 2026-11-25 ~18:30 UTC, when a process whose runs were
+These sets ran with take_turns.py before 76813be, when a process whose runs were
 all done exited at once: PyTorch's processes ended, and tore down Python and their CUDA
 contexts, while the last program of the last turn (ddpscale, the order being reversed on odd
 turns) was measuring. take_turns.py now gives each process one run more and stops them after
