@@ -38,9 +38,9 @@ import argparse
 import json
 import math
 import os
+import queue
 import re
 import statistics
-import queue
 import subprocess
 import sys
 import threading
