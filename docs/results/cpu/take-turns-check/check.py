@@ -9,7 +9,7 @@ The methods alternate round by round (turns, launches | launches, turns | ...), 
 the machine over the minutes this takes favours neither.
 Both: 5 warm-up and 50 measured steps a run, PyTorch variant "eager". Prints both geometric
 means with their 95% t-intervals (scripts/analysis/paired_ratio.py's paired_ratio) and each
-side's median ms per step under each method.
+side's median ms per step under each method, and take_turns.py's waiting check over all sets.
 """
 import json
 import os
@@ -21,6 +21,9 @@ import sys
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "analysis"))
 from paired_ratio import paired_ratio  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "scripts", "gpu"))
+from take_turns import waiting_check  # noqa: E402
 
 RUN = ["--warmup", "5", "--steps", "50"]
 
@@ -72,7 +75,7 @@ def main(binary, out, rounds):
             launches.append(launch_round(binary, k))
             ratio, these = turns_set(binary, out, k)
         set_ratios.append(ratio)
-        turns += these
+        turns += [{**t, "set": k} for t in these]
     launch_ratios = [theirs / ours for ours, theirs in launches]
     lines = []
     for name, ratios in (("turns (sets)", set_ratios), ("launches (rounds)", launch_ratios)):
@@ -84,6 +87,8 @@ def main(binary, out, rounds):
     lines.append(f"median ms per step, turns: ddpscale {ms['ddpscale']:.3f}, PyTorch {ms['pytorch:eager']:.3f}; "
                  f"launches: ddpscale {statistics.median(o for o, _ in launches):.3f}, "
                  f"PyTorch {statistics.median(t for _, t in launches):.3f}")
+    lines.append("waiting check over all sets (after a wait / right after itself):")
+    lines += waiting_check(turns)
     print("\n".join(lines))
 
 
