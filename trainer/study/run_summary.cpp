@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "study/train_options.hpp"
+
 namespace ddpscale {
 namespace {
 
@@ -62,7 +64,7 @@ void print_placement_line(std::FILE* out, const ConfigRecord& record, const std:
   std::vector<std::vector<double>> by_shift(shifts.size());
   for (const auto& run : record.runs)
     if (run.status == RunStatus::ok && run.index >= 0)
-      by_shift[static_cast<size_t>(run.index) % shifts.size()].push_back(run.samples_per_second);
+      by_shift[placement_of_run(shifts.size(), run.index)].push_back(run.samples_per_second);
   std::string parts;
   double slowest = std::numeric_limits<double>::infinity(), fastest = 0;
   for (size_t i = 0; i < shifts.size(); ++i) {

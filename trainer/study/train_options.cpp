@@ -209,9 +209,11 @@ std::string resolved_optimizer(const TrainOptions& o, bool on_cuda) {
   return resolved_optimizer(o.optimizer, o.optimizer_impl, on_cuda);
 }
 
+size_t placement_of_run(size_t placements, int run_index) { return static_cast<size_t>(run_index) % placements; }
+
 int placement_shift_of_run(const TrainOptions& o, int run_index) {
   if (o.placement_shifts_mib.empty()) return -1;
-  return o.placement_shifts_mib[static_cast<size_t>(run_index) % o.placement_shifts_mib.size()];
+  return o.placement_shifts_mib[placement_of_run(o.placement_shifts_mib.size(), run_index)];
 }
 
 EngineOptions engine_options(const TrainOptions& o, int world_size, int run_index) {

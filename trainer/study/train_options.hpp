@@ -1,6 +1,7 @@
 // Everything `ddpscale train` (and each configuration of a sweep) is told, validated the
 // same way on every rank before any collective.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ struct TrainOptions : EngineOptions {
   // turns"). "stop" or the end of input ends the configuration after the runs so far.
   bool take_turns = false;
 };
+
+// Which of `placements` (> 0) run `run_index` holds first: index mod n, so every placement
+// runs equally often. The one rule for the engine's shift and the summary's grouping.
+size_t placement_of_run(size_t placements, int run_index);
 
 // The MiB run `run_index` holds first (TrainOptions::placement_shifts_mib), -1 without shifts.
 int placement_shift_of_run(const TrainOptions& options, int run_index);
