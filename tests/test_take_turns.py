@@ -17,6 +17,11 @@ Usage: test_take_turns.py DDPSCALE_BINARY
   (1 and e^0.2 ms): logs ln 2 + {0, 0.2} against {0, 0.2}, ratio exp(ln 2) = 2.000; each group's
   variance 0.02, Welch's standard error sqrt(0.02/2 + 0.02/2) = 0.141421, t(0.975, 1) = 12.706,
   half width 1.796900 -> [2 e^-1.796900, 2 e^1.796900] = [0.332, 12.062] (by hand).
+- --process-shifts, on hand-made turns (the ratio is PyTorch's ms over ddpscale's, turn 0 left
+  out): set 0 (0 MiB) 2/1 and 4/2 -> 2.000; set 1 (20 MiB) 1.5/1 and 3/2 -> 1.500; set 2 (0 MiB)
+  0.5/1 twice -> 0.500; so 0 MiB's sets 2.000, 0.500 with geometric mean sqrt(2 x 0.5) = 1.000,
+  20 MiB's 1.500 (by hand). Every process of set k gets `--process-shift` shifts[k mod n], and
+  the driver refuses --process-shifts on the CPU.
 - `ddpscale train --take-turns` refuses 2 ranks (exit 2, naming the option), and a line that is
   neither 'go' nor 'stop' (exit 2).
 Exit 0 pass, 1 fail, 77 skipped (no PyTorch for this Python).
@@ -74,6 +79,40 @@ def check_waiting():
     return [] if expected in lines else [f"waiting check gave {lines}, expected the row {expected}"]
 
 
+def check_process_shifts(binary):
+    sys.path.insert(0, os.path.dirname(DRIVER))
+    from take_turns import commands, parse_arguments, process_shift_of_set, shift_lines
+    ms = {0: ({1: 1.0, 2: 2.0}, {1: 2.0, 2: 4.0}), 1: ({1: 1.0, 2: 2.0}, {1: 1.5, 2: 3.0}),
+          2: ({1: 1.0, 2: 1.0}, {1: 0.5, 2: 0.5})}
+    shifts = {0: 0, 1: 20, 2: 0}
+    lines = []
+    for set_index, (ours, theirs) in ms.items():
+        for turn in range(3):
+            for program, times in (("ddpscale", ours), ("pytorch:graph", theirs)):
+                lines.append({"set": set_index, "model": "lstm", "batch": 128, "exec": "graph", "program": program,
+                              "turn": turn, "ms_per_step": times.get(turn, 9.0), "process_shift_mib": shifts[set_index]})
+    path = os.path.join(tempfile.mkdtemp(), "turns.jsonl")
+    with open(path, "w") as f:
+        f.write("".join(json.dumps(line) + "\n" for line in lines))
+    failures = []
+    rows = shift_lines(lines, path)
+    for expected in ("| lstm | 128 | graph | 0 | 2.000, 0.500 | 1.000 |", "| lstm | 128 | graph | 20 | 1.500 | 1.500 |"):
+        if expected not in rows:
+            failures.append(f"shift table {rows} lacks {expected}")
+    args = parse_arguments(["--ddpscale", binary, "--rows", "lstm:128", "--exec", "graph", "--variants", "graph",
+                            "--process-shifts", "0", "20", "--out", "x"])
+    for set_index, mib in ((0, "0"), (1, "20"), (2, "0"), (3, "20")):
+        shift = process_shift_of_set(args, set_index)
+        for name, command in commands(args, "lstm", 128, 100, shift).items():
+            if command[-2:] != ["--process-shift", mib]:
+                failures.append(f"set {set_index}: {name} was launched without --process-shift {mib}: {command}")
+    refused = subprocess.run([sys.executable, DRIVER, "--ddpscale", binary, "--rows", "mlp-medium:8", "--device", "cpu",
+                              "--process-shifts", "20", "--out", "x"], capture_output=True, text=True, timeout=60)
+    if refused.returncode != 2 or "--process-shifts: GPU only" not in refused.stderr:
+        failures.append(f"--process-shifts on the CPU was not refused (exit {refused.returncode}): {refused.stderr[-300:]}")
+    return failures
+
+
 def check_refusals(binary):
     failures = []
     two = subprocess.run(MPIRUN + ["-np", "2", binary, "train", "--take-turns", "--runs", "1"], stdin=subprocess.DEVNULL,
@@ -120,6 +159,7 @@ def main():
     if f"| mlp-medium | 8 | 1 | 2 | {ratios} |" not in table:
         failures.append(f"take-turns.md lacks the per-set ratios {ratios}")
     failures += check_waiting()
+    failures += check_process_shifts(binary)
     failures += check_refusals(binary)
     for failure in failures:
         print("FAIL:", failure)

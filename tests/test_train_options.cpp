@@ -126,6 +126,25 @@ TEST(TrainOptions, GpuTraceNeedsProfiledStepsAndAnExistingFolder) {
   EXPECT_EQ(trace_path("out/lstm", 3), "out/lstm.rank3.json");
 }
 
+// --process-shift: one amount for the whole process, GPU only, bounded like a placement shift.
+TEST(TrainOptions, ProcessShiftIsGpuOnlyAndBounded) {
+  TrainOptions o;
+  o.process_shift_mib = 20;
+  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
+  try {
+    validate_train_options(o, 1, /*on_cuda=*/false);
+    FAIL() << "--process-shift accepted on CPU";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--process-shift moves where GPU buffers land"), std::string::npos) << e.what();
+  }
+  o.process_shift_mib = -1;
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+  o.process_shift_mib = 65537;
+  EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
+  o.process_shift_mib = 0;
+  EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/false));
+}
+
 TEST(TrainOptions, PlacementShiftsCycleOverRunsOnGpusOnly) {
   TrainOptions o;
   o.runs = 6;

@@ -186,8 +186,9 @@ class Trainer:
 
 
 def hold_placement_shift(mib, device):
-    """`ddpscale train --placement-shifts`: MiB of device memory held before the run's model is
-    made, so its buffers land elsewhere (docs/methodology.md, "Where the buffers land")."""
+    """`ddpscale train --placement-shifts` (held before the run's model is made) and
+    `--process-shift` (held for the process's life): MiB of device memory, so later buffers land
+    elsewhere (docs/methodology.md, "Where the buffers land")."""
     return torch.empty(mib << 20, dtype=torch.uint8, device=device) if mib > 0 else None
 
 
@@ -256,6 +257,7 @@ def measure_variant(name, batch, variant, args, device, world, rank):
         "ms_per_step": round(median_ms, 4), "samples_per_s": round(batch * world * 1000.0 / median_ms, 1),
         "runs_ms": [round(v, 4) for v in step_ms], "warmup_s": [round(v, 3) for v in warmup_s],
         "placement_shifts_mib": args.placement_shifts or [],
+        "process_shift_mib": args.process_shift,
         "warmup": args.warmup, "steps": args.steps, "bucket_mb": args.bucket_mb,
         "optimizer": "adam" if variant == "eager-foreach" or device.type != "cuda" else "adam-fused", "lr": args.lr,
     }
@@ -348,6 +350,9 @@ def main():
     parser.add_argument("--kernel-steps", type=int, default=20)
     parser.add_argument("--placement-shifts", type=lambda text: [int(v) for v in text.split(",")], metavar="MIB,...",
                         help="run k first holds the (k mod n)-th of these MiB of GPU memory, as ddpscale's option")
+    parser.add_argument("--process-shift", type=int, default=0, metavar="MIB",
+                        help="hold MIB of GPU memory from the start to the end of the process, before anything else "
+                             "is made on the GPU, as ddpscale train --process-shift")
     parser.add_argument("--take-turns", action="store_true",
                         help="one row and variant: each run starts on a line 'go' on standard input and ends with a "
                              "JSON line {turn, ms_per_step}; 'stop' or the end of input ends early "
@@ -361,6 +366,8 @@ def main():
     if args.placement_shifts and (args.device != "cuda" or min(args.placement_shifts) < 0
                                   or args.runs % len(args.placement_shifts)):
         parser.error("--placement-shifts: GPU only, each 0 or more MiB, and --runs a multiple of their number")
+    if args.process_shift and (args.device != "cuda" or not 0 <= args.process_shift <= 65536):
+        parser.error("--process-shift: GPU only, 0 to 65536 MiB")
     rows = ([(r.split(":")[0], int(r.split(":")[1])) for r in args.rows] if args.rows
             else [(m, b) for m in args.model for b in args.batch])
     for model, _ in rows:
@@ -380,6 +387,7 @@ def main():
             parser.error("no CUDA GPU visible; use --device cpu for the eager variants")
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
         torch.cuda.set_device(device)
+    process_shift = hold_placement_shift(args.process_shift, device)  # noqa: F841 (held to the end)
     if world > 1 and "graph" in args.variant:
         parser.error("the graph variant captures one GPU's step; run it without torchrun")
     if world > 1:

@@ -4,7 +4,7 @@
 Usage: take_turns.py --ddpscale BIN --rows MODEL:BATCH [...] [--exec eager|graph]
                      [--variants eager eager-caller-thread] [--sets 4] [--turns 12]
                      [--steps 100 | --steps MODEL=N ...] [--warmup 10] [--deadline SECONDS]
-                     [--device cuda|cpu] --out DIR
+                     [--process-shifts MIB ...] [--device cuda|cpu] --out DIR
 
 Why: an eager step is host work, and on the GPU machine the host's speed moves by up to 2x
 between processes seconds apart and by 15% between runs of one process (docs/benchmarks.md,
@@ -20,6 +20,13 @@ Each set is a fresh group of processes, so a process's own luck (where its buffe
 core it starts on) varies between sets. scripts/analysis/paired_ratio.py judges the sets: a
 set's ratio is the geometric mean over its turns >= 1 (turn 0 pays for the first CUDA calls),
 and the 95% t-interval is over sets.
+
+Where a process's buffers land can move a kernel by as much as the two programs differ (cuDNN's
+persistent LSTM on an H100: 2% between layouts, docs/benchmarks.md, 2026-11-25), and a fresh
+process lands on the same layout every time. --process-shifts MIB... gives set k's processes,
+both programs', `--process-shift` shifts[k mod n]: each holds that much GPU memory before it makes
+anything else, so the sets sample layouts and the interval over sets covers them; take-turns.md
+then also gives each shift's ratio.
 
 Waiting changes nothing, or the ratios would favour whichever program waits less: with the
 order reversed every turn, the first and last programs of a turn run again right away at the
@@ -50,7 +57,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "pytorch_ddp_reference.py")
 PAIRED_RATIO = os.path.join(HERE, "..", "analysis", "paired_ratio.py")
 sys.path.insert(0, os.path.dirname(PAIRED_RATIO))
-from paired_ratio import t975  # noqa: E402
+from paired_ratio import read_turns, t975  # noqa: E402
 READY = "# ready for turns"
 # `ddpscale train`'s run line (trainer/study/run_summary.cpp, print_run_line).
 DDPSCALE_RUN = re.compile(r"^run\s+(\d+)\s+(?:([\d.]+) samples/s|FAILED: (.*))")
@@ -141,7 +148,12 @@ def steps_for(model, steps_arguments):
     return per_model.get(model, default)
 
 
-def commands(args, model, batch, steps):
+def process_shift_of_set(args, set_index):
+    """--process-shifts: the MiB set `set_index`'s processes hold first (cycling); None without."""
+    return args.process_shifts[set_index % len(args.process_shifts)] if args.process_shifts else None
+
+
+def commands(args, model, batch, steps, process_shift=None):
     # One run more than there are turns: a process whose runs were all done would exit at once,
     # and its exit (Python's teardown, the CUDA context's) would run beside the next program's
     # turn; this way each waits for "stop", sent when every turn is over. On this machine's 2
@@ -155,14 +167,18 @@ def commands(args, model, batch, steps):
                                    "--runs", runs, "--warmup", str(args.warmup), "--steps", str(steps),
                                    "--device", args.device, "--take-turns"]
                   for v in args.variants}
+    if process_shift is not None:
+        for command in (ddpscale, *references.values()):
+            command += ["--process-shift", str(process_shift)]
     return {"ddpscale": ddpscale, **references}
 
 
 def run_set(args, set_index, model, batch, clock_start, turns_file):
     steps = steps_for(model, args.steps)
+    shift = process_shift_of_set(args, set_index)
     logs = os.path.join(args.out, "logs")
     takers = [TurnTaker(name, command, os.path.join(logs, f"set{set_index}-{model}-b{batch}-{name.replace(':', '-')}.txt"))
-              for name, command in commands(args, model, batch, steps).items()]
+              for name, command in commands(args, model, batch, steps, shift).items()]
     try:
         for taker in takers:
             taker.wait_until_ready(args.timeout)
@@ -173,7 +189,8 @@ def run_set(args, set_index, model, batch, clock_start, turns_file):
                 end = time.monotonic() - clock_start
                 turns_file.write(json.dumps({"set": set_index, "model": model, "batch": batch, "exec": args.exec,
                                              "program": taker.name, "turn": turn, "ms_per_step": round(ms, 5),
-                                             "steps": steps, "start_s": round(start, 4), "end_s": round(end, 4)}) + "\n")
+                                             "steps": steps, "start_s": round(start, 4), "end_s": round(end, 4),
+                                             **({} if shift is None else {"process_shift_mib": shift})}) + "\n")
                 turns_file.flush()
     finally:
         codes = {taker.name: taker.finish(args.timeout) for taker in takers}  # one after another
@@ -210,6 +227,25 @@ def waiting_check(turns):
     return lines
 
 
+def shift_lines(turns, turns_path):
+    """Markdown rows: per row, PyTorch variant and --process-shifts amount, the sets' ratios
+    (PyTorch's ms over ddpscale's, geometric mean over turns >= 1, as paired_ratio.py) and their
+    geometric mean. Empty without shifts."""
+    shift_of_set = {t["set"]: t["process_shift_mib"] for t in turns if "process_shift_mib" in t}
+    if not shift_of_set:
+        return []
+    rounds, labels = read_turns(turns_path)
+    ratios = {}
+    for label, round_ in zip(labels, rounds):
+        shift = shift_of_set[int(label.rsplit("#set", 1)[1])]
+        for (_, variant), rows in round_.items():
+            for (model, batch, _), (ours, theirs) in rows.items():
+                ratios.setdefault((model, batch, variant, shift), []).append(ours / theirs)
+    return [f"| {model} | {batch} | {variant} | {shift} | {', '.join(f'{r:.3f}' for r in values)} | "
+            f"{math.exp(statistics.fmean(math.log(r) for r in values)):.3f} |"
+            for (model, batch, variant, shift), values in sorted(ratios.items())]
+
+
 def write_report(out):
     """take-turns.md from out/turns.jsonl: paired_ratio.py's verdicts, then the waiting check."""
     turns_path = os.path.join(out, "turns.jsonl")
@@ -232,6 +268,15 @@ def write_report(out):
                  "| model | batch/GPU | program | turns after a wait | turns right after itself | "
                  "after a wait / right after itself |\n|---|---:|---|---:|---:|---|\n")
         md.write("\n".join(waiting_check(turns)) + "\n")
+        by_shift = shift_lines(turns, turns_path)
+        if by_shift:
+            md.write("\n### Each process shift's sets\n\n"
+                     "Set k's processes held the k-th of --process-shifts MiB first (cycling); the ratio is "
+                     "PyTorch's ms per step over ddpscale's (> 1: ddpscale faster), per set and their geometric "
+                     "mean. The verdicts above are over all sets, so over these layouts.\n\n"
+                     "| model | batch/GPU | PyTorch variant | MiB held first | sets' ratios | geometric mean |\n"
+                     "|---|---:|---|---:|---|---:|\n")
+            md.write("\n".join(by_shift) + "\n")
     return 0
 
 
@@ -250,6 +295,9 @@ def parse_arguments(argv):
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--deadline", type=float, default=float("inf"), help="no set starts after these seconds")
     parser.add_argument("--timeout", type=float, default=300, help="seconds a process may stay silent")
+    parser.add_argument("--process-shifts", nargs="+", type=int, metavar="MIB",
+                        help="set k's processes hold the (k mod n)-th of these MiB of GPU memory first (--process-shift "
+                             "on both programs), so the sets sample where buffers land; e.g. 0 20 40 60")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--python", help="the Python with PyTorch for the reference (default: this one)")
     parser.add_argument("--out")
@@ -260,6 +308,8 @@ def parse_arguments(argv):
         parser.error("--ddpscale, --rows and --out are needed (or --report DIR)")
     if args.sets < 1 or args.turns < 2:
         parser.error("--sets must be at least 1 and --turns at least 2 (turn 0 is left out of the ratio)")
+    if args.process_shifts and (args.device != "cuda" or not all(0 <= mib <= 65536 for mib in args.process_shifts)):
+        parser.error("--process-shifts: GPU only, each 0 to 65536 MiB")
     for row in args.rows:
         if not re.fullmatch(r"[\w-]+:\d+", row):
             parser.error(f"--rows: '{row}' is not MODEL:BATCH")

@@ -84,6 +84,11 @@ void add_train_options(cxxopts::Options& options) {
                            "different addresses and their spread covers placement; the summary gives throughput "
                            "per placement (e.g. 0,20,40,60 with --runs a multiple of 4; docs/methodology.md)",
        cxxopts::value<std::vector<int>>(), "MIB,...")
+      ("process-shift", "GPU: hold MIB of device memory from before the model is first made until the last run, so "
+                        "every buffer the process keeps, library workspaces included, lands elsewhere; "
+                        "scripts/gpu/take_turns.py --process-shifts gives each set of processes its own amount "
+                        "(docs/methodology.md)",
+       cxxopts::value<int>()->default_value("0"), "MIB")
       ("take-turns", "one rank: each run starts when a line 'go' arrives on standard input and ends with its run "
                      "line; 'stop' or the end of input ends early. A driver alternates these runs with another "
                      "program's on the same GPU (scripts/gpu/take_turns.py)");
@@ -125,6 +130,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.gpu_trace = a["gpu-trace"].as<std::string>();
   if (a.count("placement-shifts")) o.placement_shifts_mib = a["placement-shifts"].as<std::vector<int>>();
   o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
+  o.process_shift_mib = a["process-shift"].as<int>();
   o.take_turns = a.count("take-turns") > 0;
   return o;
 }
@@ -181,10 +187,11 @@ int run_train_command(int argc, char** argv) {
   const bool printer = group->rank() == 0;
   if (printer)
     std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s, batch %lld per rank (%s), %d runs x %d "
-                "steps after %d warm-up\n",
+                "steps after %d warm-up%s\n",
                 model.name.c_str(), static_cast<long long>(model.parameters), world, device.describe().c_str(),
                 static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
-                train.warmup);
+                train.warmup,
+                train.process_shift_mib > 0 ? (", " + std::to_string(train.process_shift_mib) + " MiB held first").c_str() : "");
   if (printer) std::fflush(stdout);  // the header shows before the first run ends, also in a pipe
   ConfigurationRuns runs(train, *group, comm.get(), device);
   if (train.take_turns) {

@@ -78,6 +78,11 @@ static void synchronize_device(const torch::Device& device) {
 #endif
 }
 
+torch::Tensor hold_device_memory(int mib, const torch::Device& device) {
+  if (mib <= 0) return {};
+  return torch::empty({static_cast<int64_t>(mib) << 20}, torch::TensorOptions().dtype(torch::kUInt8).device(device));
+}
+
 TrainingSession::TrainingSession(const SessionSetup& setup)
     : setup_(setup), bf16_autocast_(setup.options.dtype == "bfloat16") {
   const auto& o = setup_.options;
@@ -92,9 +97,7 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
 #ifdef DDPSCALE_CUDA
     c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
-    if (o.placement_shift_mib > 0)
-      placement_shift_ = torch::empty({static_cast<int64_t>(o.placement_shift_mib) << 20},
-                                      torch::TensorOptions().dtype(torch::kUInt8).device(setup_.device));
+    placement_shift_ = hold_device_memory(o.placement_shift_mib, setup_.device);
   }
 #ifdef DDPSCALE_CUDA_GRAPHS
   if (o.exec == "graph") captured_ = std::make_unique<GraphStep>(setup_.device);

@@ -28,6 +28,11 @@ class OptimizerStep;
 class StepClock;
 class GraphStep;  // --exec graph (CUDA graph builds only)
 
+// `mib` MiB of device memory, held while the returned tensor lives, so every buffer the
+// caching allocator hands out after it lands at other addresses (--placement-shifts per run,
+// --process-shift per process; docs/methodology.md, "Where the buffers land"). 0: nothing held.
+torch::Tensor hold_device_memory(int mib, const torch::Device& device);
+
 struct SessionSetup {
   EngineOptions options;
   int run_index = 0;

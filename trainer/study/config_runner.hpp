@@ -2,6 +2,8 @@
 // rank 0 ends up with all ranks' timings; failures (an exception on any rank, a
 // non-finite loss, replicas that diverged) mark that run failed instead of ending the study.
 #pragma once
+#include <ATen/core/Tensor.h>
+
 #include <functional>
 #include <memory>
 
@@ -43,6 +45,7 @@ class ConfigurationRuns {
   const MpiGroup& group_;
   Communicator* comm_;
   DeviceChoice device_;
+  torch::Tensor process_shift_;  // --process-shift: made before model_, so declared before it
   std::shared_ptr<InitialModel> model_;
   std::unique_ptr<DeviceSampler> sampler_;
   ConfigRecord record_;

@@ -69,11 +69,20 @@ static void check_profile_output(const std::string& flag, const std::string& wha
 
 // A shift is memory held on the GPU; the bound only catches a typo (GiB for MiB) before the
 // allocation fails in every run.
+constexpr int kMostShiftMib = 65536;
+
 static void validate_placement_shifts(const TrainOptions& o, bool on_cuda) {
+  if (o.process_shift_mib != 0) {
+    if (!on_cuda)
+      throw UsageError("--process-shift moves where GPU buffers land; on CPU there are none (leave it out)");
+    if (o.process_shift_mib < 0 || o.process_shift_mib > kMostShiftMib)
+      throw UsageError("--process-shift " + std::to_string(o.process_shift_mib) + ": give 0 to " +
+                       std::to_string(kMostShiftMib) + " MiB");
+  }
   if (o.placement_shifts_mib.empty()) return;
   if (!on_cuda)
     throw UsageError("--placement-shifts moves where GPU buffers land; on CPU there are none (leave it out)");
-  constexpr int kMostMib = 65536;
+  constexpr int kMostMib = kMostShiftMib;
   for (int mib : o.placement_shifts_mib)
     if (mib < 0 || mib > kMostMib)
       throw UsageError("--placement-shifts " + std::to_string(mib) + ": each shift is 0 to " +

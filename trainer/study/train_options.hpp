@@ -28,6 +28,12 @@ struct TrainOptions : EngineOptions {
   // so the runs put their buffers at different addresses and the spread across runs covers
   // where they land (docs/methodology.md, "Where the buffers land"). Empty: no shift.
   std::vector<int> placement_shifts_mib;
+  // MiB of device memory held from before the configuration's initial model is made until its
+  // runs end (--process-shift). It also moves what a process makes once and keeps (library
+  // handles and their workspaces), which a per-run shift after the first run cannot: on an H100
+  // only such a shift moved cuDNN's persistent LSTM kernel (docs/benchmarks.md, 2026-11-25).
+  // take_turns.py gives each set of fresh processes its own amount. 0: none.
+  int process_shift_mib = 0;
   // Each run waits for the line "go" on standard input and its run line, flushed, says it is
   // done, so a driver can alternate this process's runs with another program's on the same
   // GPU (scripts/gpu/take_turns.py): both meet the same host within a second, where separate
