@@ -5,7 +5,9 @@ pytorch_ddp_reference.py --take-turns, 2 sets of mlp-medium b8, 3 turns of 5 ste
 Usage: test_take_turns.py DDPSCALE_BINARY
 - Every turn is recorded: 2 sets x 3 turns x 2 programs = 12 lines, each with a positive time.
 - Turns alternate: in each set turn 0 runs ddpscale then PyTorch, turn 1 PyTorch then ddpscale,
-  turn 2 ddpscale then PyTorch (the order is read from the start times).
+  turn 2 (rotated by one) PyTorch then ddpscale (the order is read from the start times). With
+  three programs A B C the first six turns are ABC, CBA, BCA, ACB, CAB, BAC: each program takes
+  each place twice (written out by hand).
 - Only one program works at a time: no turn starts before the one before it has ended.
 - Each ddpscale log holds 3 run lines, then its summary ("3 of 3 runs ok"), from a process
   launched for 4 runs ("4 runs x"): it waited for "stop" instead of ending on its own, so no
@@ -47,7 +49,7 @@ def check_turns(turns):
     for set_index in (0, 1):
         order = [(t["turn"], t["program"]) for t in sorted(turns, key=lambda t: t["start_s"]) if t["set"] == set_index]
         expected = [(0, "ddpscale"), (0, "pytorch:eager"), (1, "pytorch:eager"), (1, "ddpscale"),
-                    (2, "ddpscale"), (2, "pytorch:eager")]
+                    (2, "pytorch:eager"), (2, "ddpscale")]
         if order != expected:
             failures.append(f"set {set_index} ran in the order {order}, expected {expected}")
     by_start = sorted(turns, key=lambda t: t["start_s"])
@@ -61,6 +63,14 @@ def set_ratio(turns, set_index):
     ms = {(t["turn"], t["program"]): t["ms_per_step"] for t in turns if t["set"] == set_index}
     logs = [math.log(ms[(k, "pytorch:eager")] / ms[(k, "ddpscale")]) for k in (1, 2)]
     return math.exp(sum(logs) / len(logs))
+
+
+def check_three_program_order():
+    sys.path.insert(0, os.path.dirname(DRIVER))
+    from take_turns import turn_order
+    orders = ["".join(turn_order(list("ABC"), turn)) for turn in range(6)]
+    expected = ["ABC", "CBA", "BCA", "ACB", "CAB", "BAC"]
+    return [] if orders == expected else [f"three programs took turns in the orders {orders}, expected {expected}"]
 
 
 def check_waiting():
@@ -158,6 +168,7 @@ def main():
     ratios = ", ".join(f"{set_ratio(turns, s):.3f}" for s in (0, 1))
     if f"| mlp-medium | 8 | 1 | 2 | {ratios} |" not in table:
         failures.append(f"take-turns.md lacks the per-set ratios {ratios}")
+    failures += check_three_program_order()
     failures += check_waiting()
     failures += check_process_shifts(binary)
     failures += check_refusals(binary)

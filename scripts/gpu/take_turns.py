@@ -12,9 +12,11 @@ between processes seconds apart and by 15% between runs of one process (docs/ben
 one round's ratio is close to a ratio of two independent draws. Here a set starts one
 `ddpscale train --take-turns` and one `pytorch_ddp_reference.py --take-turns` per PyTorch
 variant, waits until every process is ready, then hands out runs one at a time: turn t runs
-each program's run t in the order ddpscale, PyTorch... for even t and the reverse for odd t,
-so neighbouring runs of the two programs are a fraction of a second apart and a drift favours
-neither. Only one process works at a time: the others wait on their standard input.
+each program's run t, the order of turn t+1 the reverse of turn t's for even t, so
+neighbouring runs of the programs are a fraction of a second apart and a drift favours none
+(turn_order). Every second turn the programs' order also rotates by one, so with three
+programs the middle place, which always comes after a wait, goes to each in turn. Only one
+process works at a time: the others wait on their standard input.
 
 Each set is a fresh group of processes, so a process's own luck (where its buffers land, which
 core it starts on) varies between sets. scripts/analysis/paired_ratio.py judges the sets: a
@@ -29,8 +31,8 @@ anything else, so the sets sample layouts and the interval over sets covers them
 then also gives each shift's ratio.
 
 Waiting changes nothing, or the ratios would favour whichever program waits less: with the
-order reversed every turn, the first and last programs of a turn run again right away at the
-start of the next, the others after a wait. take-turns.md checks it on the data: each
+order reversed every other turn, the last program of an even turn runs again right away at
+the start of the next, the others after a wait; the rotation spreads both over the programs. take-turns.md checks it on the data: each
 program's ms per step after others' turns over its ms right after its own previous turn
 (geometric means, turns >= 1, with a 95% interval), which should hold 1.
 
@@ -173,6 +175,17 @@ def commands(args, model, batch, steps, process_shift=None):
     return {"ddpscale": ddpscale, **references}
 
 
+def turn_order(programs, turn):
+    """The order of `turn`: `programs` rotated left by (turn // 2) mod n, reversed for odd turns.
+    Two programs: A B | B A | B A | A B | A B ...; three: A B C | C B A | B C A | A C B | C A B |
+    B A C, so each program takes each place equally often and the middle one (after a wait)
+    is not always the same program. (Before 2026-11-25's eighth session the order was only
+    reversed: with three programs the second always ran in the middle.)"""
+    shift = (turn // 2) % len(programs)
+    order = programs[shift:] + programs[:shift]
+    return order if turn % 2 == 0 else order[::-1]
+
+
 def run_set(args, set_index, model, batch, clock_start, turns_file):
     steps = steps_for(model, args.steps)
     shift = process_shift_of_set(args, set_index)
@@ -183,7 +196,7 @@ def run_set(args, set_index, model, batch, clock_start, turns_file):
         for taker in takers:
             taker.wait_until_ready(args.timeout)
         for turn in range(args.turns):
-            for taker in (takers if turn % 2 == 0 else list(reversed(takers))):
+            for taker in turn_order(takers, turn):
                 start = time.monotonic() - clock_start
                 ms = taker.take_turn(turn, batch, args.timeout)
                 end = time.monotonic() - clock_start
