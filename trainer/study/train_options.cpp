@@ -71,22 +71,23 @@ static void check_profile_output(const std::string& flag, const std::string& wha
 // allocation fails in every run.
 constexpr int kMostShiftMib = 65536;
 
+static void validate_process_shift(const TrainOptions& o, bool on_cuda) {
+  if (o.process_shift_mib == 0) return;
+  if (!on_cuda)
+    throw UsageError("--process-shift moves where GPU buffers land; on CPU there are none (leave it out)");
+  if (o.process_shift_mib < 0 || o.process_shift_mib > kMostShiftMib)
+    throw UsageError("--process-shift " + std::to_string(o.process_shift_mib) + ": give 0 to " +
+                     std::to_string(kMostShiftMib) + " MiB");
+}
+
 static void validate_placement_shifts(const TrainOptions& o, bool on_cuda) {
-  if (o.process_shift_mib != 0) {
-    if (!on_cuda)
-      throw UsageError("--process-shift moves where GPU buffers land; on CPU there are none (leave it out)");
-    if (o.process_shift_mib < 0 || o.process_shift_mib > kMostShiftMib)
-      throw UsageError("--process-shift " + std::to_string(o.process_shift_mib) + ": give 0 to " +
-                       std::to_string(kMostShiftMib) + " MiB");
-  }
   if (o.placement_shifts_mib.empty()) return;
   if (!on_cuda)
     throw UsageError("--placement-shifts moves where GPU buffers land; on CPU there are none (leave it out)");
-  constexpr int kMostMib = kMostShiftMib;
   for (int mib : o.placement_shifts_mib)
-    if (mib < 0 || mib > kMostMib)
+    if (mib < 0 || mib > kMostShiftMib)
       throw UsageError("--placement-shifts " + std::to_string(mib) + ": each shift is 0 to " +
-                       std::to_string(kMostMib) + " MiB");
+                       std::to_string(kMostShiftMib) + " MiB");
   if (o.runs % static_cast<int>(o.placement_shifts_mib.size()) != 0)
     throw UsageError("--placement-shifts gives " + std::to_string(o.placement_shifts_mib.size()) +
                      " placements for " + std::to_string(o.runs) +
@@ -124,6 +125,7 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.gpu_busy_steps > 0 && !on_cuda)
     throw UsageError("--gpu-busy-steps measures the GPU's kernel time; on CPU there is none (leave it at 0)");
   validate_placement_shifts(o, on_cuda);
+  validate_process_shift(o, on_cuda);
   check_profile_output("--gpu-kernels", "lists the kernels of", o.gpu_kernels, o.gpu_busy_steps);
   check_profile_output("--gpu-trace", "writes the trace of", o.gpu_trace, o.gpu_busy_steps);
   canonical_dtype(o.dtype);  // throws UsageError naming the choices
