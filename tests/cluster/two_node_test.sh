@@ -6,12 +6,12 @@
 #      (one rank per node, MPI backend, the 1-rank twins, the allreduce benchmark at study
 #      start), then `ddpscale report`;
 #   2. mpirun with a hostfile (no SLURM; nsenter as the rsh agent): `ddpscale info` and the
-#      same study with --no-commbench;
+#      same grid with 25 steps a run (tests/specs/two-node.yaml) with --no-commbench;
 # and checks: every configuration file (tests/check_study.py), hosts node1 and node2 in
 # study.h5, `info` and the report, NCCL_SOCKET_IFNAME recorded, the 1 MiB allreduce no faster
 # than the shaped link allows, the link's byte counters (tc -s) showing the traffic crossed
 # it, the job's cluster-JOBID.txt naming both nodes;
-#   3. a third sbatch study (--no-commbench --comm-timeout 10) whose rank on node2 is SIGKILLed
+#   3. a third sbatch study (two-node.yaml, --no-commbench --comm-timeout 10) whose rank on node2 is SIGKILLed
 #      once the first configuration file exists: the job must end within --comm-timeout, and
 #      `scontrol requeue` must resume it (--resume, added by study.sbatch) to the full study with
 #      nothing lost, changed or duplicated (tests/check_study.py check + compare);
@@ -33,6 +33,10 @@ python="${DDPSCALE_H5PY_PYTHON:-/usr/bin/python3}"
 source "$here/cluster_lib.sh"
 # tests/specs/tiny.yaml written out (tests/check_study.py checks the grid).
 expected=(--models mlp-medium --batches 8,16 --worlds 1,2 --runs 3 --warmup 1 --steps 5 --seed 7)
+# The hostfile and kill studies: tests/specs/two-node.yaml (tiny's grid, 25 steps a run, so the
+# kill lands mid-study), written out likewise.
+long_spec="$root/tests/specs/two-node.yaml"
+expected_long=(--models mlp-medium --batches 8,16 --worlds 1,2 --runs 3 --warmup 1 --steps 25 --seed 7)
 
 say() { echo "[cluster_two_nodes] $*"; }
 fail() {
@@ -123,10 +127,10 @@ on_node 1 timeout 60 "${mpirun_nodes[@]}" "$bin" info >"$work/info.json" 2>"$CLU
 "$python" -c 'import json, sys; h = json.load(open(sys.argv[1]))["ranks"]["hosts"]; print("info hosts:", h); sys.exit(h != ["node1", "node2"])' \
   "$work/info.json" || fail "ddpscale info does not name node1 and node2"
 t0=$SECONDS
-on_node 1 timeout 300 "${mpirun_nodes[@]}" "$bin" sweep "$spec" --out "$work/hostfile-study" --no-commbench ||
+on_node 1 timeout 300 "${mpirun_nodes[@]}" "$bin" sweep "$long_spec" --out "$work/hostfile-study" --no-commbench ||
   fail "mpirun --hostfile ... ddpscale sweep failed"
 say "hostfile study in $((SECONDS - t0)) s"
-"$python" "$root/tests/check_study.py" check "$work/hostfile-study" "${expected[@]}" --no-commbench ||
+"$python" "$root/tests/check_study.py" check "$work/hostfile-study" "${expected_long[@]}" --no-commbench ||
   fail "the hostfile study is not right"
 "$python" "$here/check_two_nodes.py" "$work/hostfile-study" || fail "the hostfile study did not run across node1 and node2"
 
@@ -148,7 +152,7 @@ node_ranks() {  # pids of ddpscale processes in node N's namespaces
 t0=$SECONDS
 on_node 1 sbatch --parsable -N 2 --ntasks-per-node=1 --gpus-per-node=0 --cpus-per-task=1 --time=00:10:00 \
   --requeue --open-mode=append --job-name=ddpscale-kill --output="$CLUSTER_STATE/job-%j.out" --chdir="$root" \
-  "$root/slurm/study-multinode.sbatch" "$spec" "$kstudy" --no-commbench --comm-timeout "$comm_timeout" \
+  "$root/slurm/study-multinode.sbatch" "$long_spec" "$kstudy" --no-commbench --comm-timeout "$comm_timeout" \
   >"$CLUSTER_STATE/sbatch-kill.out" 2>&1 || { cat "$CLUSTER_STATE/sbatch-kill.out"; fail "sbatch of the kill study failed"; }
 kjob="$(head -n 1 "$CLUSTER_STATE/sbatch-kill.out" | cut -d';' -f1)"
 deadline=$((SECONDS + 120))
@@ -207,7 +211,7 @@ grep -q "(${#done_at_kill[@]} already done)" "$CLUSTER_STATE/job-$kjob.out" ||
 [ "$sums_at_kill" = "$(cd "$kstudy" && md5sum -- "${done_at_kill[@]}")" ] ||
   fail "configuration files complete before the kill were changed by the resumed job"
 [ -z "$(tmp_files "$kstudy")" ] || fail "temporary files left in $kstudy: $(tmp_files "$kstudy" | tr '\n' ' ')"
-"$python" "$root/tests/check_study.py" check "$kstudy" "${expected[@]}" --no-commbench ||
+"$python" "$root/tests/check_study.py" check "$kstudy" "${expected_long[@]}" --no-commbench ||
   fail "the killed and requeued study is not right"
 "$python" "$root/tests/check_study.py" compare "$work/hostfile-study" "$kstudy" ||
   fail "the killed and requeued study differs from the uninterrupted hostfile study"
