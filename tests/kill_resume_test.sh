@@ -4,7 +4,8 @@
 #
 #   bash tests/kill_resume_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN PREFIX...]
 #
-# On tests/specs/tiny.yaml (4 configurations x 3 runs):
+# On tests/specs/kill-resume.yaml (tiny.yaml's 4 configurations x 3 runs, 400 steps, so that
+# the freeze lands between configuration files):
 #  1. WORK_DIR/A: the uninterrupted study; checked against the spec's grid (check_study.py).
 #  2. WORK_DIR/B: the sweep is started, frozen (SIGSTOP to mpirun and its ranks) as soon as
 #     one configuration file exists, SIGKILLed (mpirun), every rank of it is made sure dead,
@@ -24,7 +25,8 @@ BIN="${1:?usage: kill_resume_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]}"
 work="${2:?usage: kill_resume_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]}"
 shift 2
 mpirun_from_args "$@"
-SPEC="$SWEEP_TESTS_DIR/specs/tiny.yaml"
+SPEC="$SWEEP_TESTS_DIR/specs/kill-resume.yaml"
+KILL_RESUME_GRID=(--models mlp-medium --batches 8,16 --worlds 1,2 --runs 3 --warmup 1 --steps 400 --seed 7)
 [ -x "$BIN" ] || fail "ddpscale executable $BIN not found"
 require_h5py
 
@@ -41,8 +43,8 @@ sweep_run "$A" "$work/A.log" || {
   fail "the uninterrupted sweep into $A exited with $rc"
 }
 say "uninterrupted study: $(config_files "$A" | wc -l) configuration files in $(elapsed_since "$t0") s"
-"$H5PY_PYTHON" "$SWEEP_TESTS_DIR/check_study.py" check "$A" "${TINY_GRID[@]}" ||
-  fail "the uninterrupted study $A does not match tests/specs/tiny.yaml"
+"$H5PY_PYTHON" "$SWEEP_TESTS_DIR/check_study.py" check "$A" "${KILL_RESUME_GRID[@]}" ||
+  fail "the uninterrupted study $A does not match tests/specs/kill-resume.yaml"
 
 # 2. Killed once a configuration is stored, then resumed.
 t0="$(now)"
@@ -64,7 +66,7 @@ mapfile -t done_at_kill < <(config_files "$B")
 say "killed mpirun after $(elapsed_since "$t0") s with ${#done_at_kill[@]} configuration file(s) in B;" \
   "temporary files: $(tmp_files "$B" | wc -l)"
 [ "${#done_at_kill[@]}" -lt "$TINY_CONFIGS" ] ||
-  fail "the sweep had finished all $TINY_CONFIGS configurations before the kill; the test proves nothing (make tiny.yaml longer)"
+  fail "the sweep had finished all $TINY_CONFIGS configurations before the kill; the test proves nothing (make tests/specs/kill-resume.yaml longer)"
 sums_at_kill="$(checksums "$B")"
 
 t0="$(now)"
@@ -84,8 +86,8 @@ for f in "${done_at_kill[@]}"; do
   [ "$before" = "$after" ] || fail "$f, complete before the kill, was changed by --resume (measured again?)"
 done
 [ -z "$(tmp_files "$B")" ] || fail "temporary files left in $B: $(tmp_files "$B" | tr '\n' ' ')"
-"$H5PY_PYTHON" "$SWEEP_TESTS_DIR/check_study.py" check "$B" "${TINY_GRID[@]}" ||
-  fail "the resumed study $B does not match tests/specs/tiny.yaml"
+"$H5PY_PYTHON" "$SWEEP_TESTS_DIR/check_study.py" check "$B" "${KILL_RESUME_GRID[@]}" ||
+  fail "the resumed study $B does not match tests/specs/kill-resume.yaml"
 "$H5PY_PYTHON" "$SWEEP_TESTS_DIR/check_study.py" compare "$A" "$B" ||
   fail "the killed and resumed study $B differs from the uninterrupted $A"
 
