@@ -24,6 +24,12 @@ Usage: test_take_turns.py DDPSCALE_BINARY
   0.5/1 twice -> 0.500; so 0 MiB's sets 2.000, 0.500 with geometric mean sqrt(2 x 0.5) = 1.000,
   20 MiB's 1.500 (by hand). Every process of set k gets `--process-shift` shifts[k mod n], and
   the driver refuses --process-shifts on the CPU.
+- --start-together, 2 sets of mlp-medium b8 and b16, 3 turns: 24 turns recorded; in each set
+  the four turn 0s are marked "together" and share one start (every process was ready before
+  any ran); every judged turn starts after the last turn 0 of its set ended, none overlaps
+  another, b8's judged turns all come before b16's, and each row's order is turn 1 PyTorch then
+  ddpscale, turn 2 PyTorch then ddpscale; each ddpscale process still ends with "3 of 3 runs
+  ok" after "stop", and take-turns.md judges both rows.
 - `ddpscale train --take-turns` refuses 2 ranks (exit 2, naming the option), and a line that is
   neither 'go' nor 'stop' (exit 2).
 Exit 0 pass, 1 fail, 77 skipped (no PyTorch for this Python).
@@ -123,6 +129,45 @@ def check_process_shifts(binary):
     return failures
 
 
+def check_start_together(binary):
+    out = tempfile.mkdtemp()
+    run = subprocess.run([sys.executable, DRIVER, "--ddpscale", binary, "--rows", "mlp-medium:8", "mlp-medium:16",
+                          "--variants", "eager", "--sets", "2", "--turns", "3", "--steps", "5", "--warmup", "1",
+                          "--device", "cpu", "--start-together", "--out", out], capture_output=True, text=True,
+                         timeout=600)
+    if run.returncode != 0:
+        return [f"--start-together failed with exit {run.returncode}: {run.stderr[-600:]}"]
+    with open(os.path.join(out, "turns.jsonl")) as f:
+        turns = [json.loads(line) for line in f]
+    failures = [] if len(turns) == 24 else [f"--start-together recorded {len(turns)} turns, expected 24"]
+    for set_index in (0, 1):
+        in_set = [t for t in turns if t["set"] == set_index]
+        firsts = [t for t in in_set if t["turn"] == 0]
+        judged = sorted((t for t in in_set if t["turn"] >= 1), key=lambda t: t["start_s"])
+        if len(firsts) != 4 or not all(t.get("together") for t in firsts) or len({t["start_s"] for t in firsts}) != 1:
+            failures.append(f"set {set_index}: turn 0s {firsts} are not four marked 'together' with one start")
+        if judged and firsts and judged[0]["start_s"] < max(t["end_s"] for t in firsts):
+            failures.append(f"set {set_index}: a judged turn started before the last turn 0 ended")
+        for before, after in zip(judged, judged[1:]):
+            if after["start_s"] < before["end_s"]:
+                failures.append(f"set {set_index}: turn {after} started before {before} ended")
+        order = [(t["batch"], t["turn"], t["program"]) for t in judged]
+        expected = [(b, turn, p) for b in (8, 16) for turn in (1, 2) for p in ("pytorch:eager", "ddpscale")]
+        if order != expected:
+            failures.append(f"set {set_index}: judged turns ran in the order {order}, expected {expected}")
+        for batch in (8, 16):
+            with open(os.path.join(out, "logs", f"set{set_index}-mlp-medium-b{batch}-ddpscale.txt")) as f:
+                log = f.read()
+            if "3 of 3 runs ok" not in log or "4 runs x" not in log:
+                failures.append(f"set {set_index} b{batch}: ddpscale's log lacks '4 runs x' or '3 of 3 runs ok'")
+    with open(os.path.join(out, "take-turns.md")) as f:
+        table = f.read()
+    for batch in (8, 16):
+        if f"| mlp-medium | {batch} | 1 | 2 |" not in table:
+            failures.append(f"take-turns.md under --start-together does not judge mlp-medium b{batch} over 2 sets")
+    return failures
+
+
 def check_refusals(binary):
     failures = []
     two = subprocess.run(MPIRUN + ["-np", "2", binary, "train", "--take-turns", "--runs", "1"], stdin=subprocess.DEVNULL,
@@ -171,6 +216,7 @@ def main():
     failures += check_three_program_order()
     failures += check_waiting()
     failures += check_process_shifts(binary)
+    failures += check_start_together(binary)
     failures += check_refusals(binary)
     for failure in failures:
         print("FAIL:", failure)

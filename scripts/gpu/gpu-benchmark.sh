@@ -25,6 +25,9 @@
 # PROCESS_SHIFTS="0 20 40 60" (PAIRING=turns only): set k's processes, both sides', hold the
 # (k mod n)-th of these MiB first, for their whole life (`ddpscale train --process-shift`), so
 # the sets sample layouts that a per-run shift cannot reach (library workspaces made once).
+# START_TOGETHER=1 (PAIRING=turns only): all rows' processes of a set start at once and run
+# their turn 0 (left out) together (take_turns.py --start-together), so a set's start-up is paid
+# once, not once per row.
 # ROUNDS (default 4) rounds at most; no round starts after DEADLINE seconds (default 480,
 # for a 10-minute device call with the build done), so the call ends with a verdict on the
 # rounds that finished. Writes rounds and $OUT/reference-paired.md to ${OUT:-bench-out}/.
@@ -39,6 +42,10 @@ studies="${STUDIES:-$DDPSCALE_ROOT/studies}"
 rows=()
 if [ -n "${STEPS:-}" ] && [ "${PAIRING:-round}" = round ]; then
   log "STEPS needs PAIRING=row or turns (the grid's spec sets its own steps)"
+  exit 2
+fi
+if [ -n "${START_TOGETHER:-}" ] && [ "${PAIRING:-round}" != turns ]; then
+  log "START_TOGETHER needs PAIRING=turns (it starts a set's processes of every row at once)"
   exit 2
 fi
 if [ -n "${PROCESS_SHIFTS:-}" ] && [ "${PAIRING:-round}" != turns ]; then
@@ -141,7 +148,7 @@ if [ "${PAIRING:-round}" = turns ]; then
   # shellcheck disable=SC2086 # VARIANTS and STEPS are lists of words
   python3 "$DDPSCALE_ROOT/scripts/gpu/take_turns.py" --ddpscale "$DDPSCALE_BIN" --rows "${rows[@]}" \
     --exec "$exec_mode" --variants ${VARIANTS:-eager eager-caller-thread} --sets "$rounds" --turns "${TURNS:-10}" \
-    --steps ${STEPS:-100} ${PROCESS_SHIFTS:+--process-shifts $PROCESS_SHIFTS} --deadline $((deadline - SECONDS)) --out "$out"
+    --steps ${STEPS:-100} ${PROCESS_SHIFTS:+--process-shifts $PROCESS_SHIFTS} ${START_TOGETHER:+--start-together} --deadline $((deadline - SECONDS)) --out "$out"
   { measured_on; echo; cat "$out/take-turns.md"; } | tee "$out/reference-paired.md"
   exit 0
 fi

@@ -4,7 +4,7 @@
 Usage: take_turns.py --ddpscale BIN --rows MODEL:BATCH [...] [--exec eager|graph]
                      [--variants eager eager-caller-thread] [--sets 4] [--turns 12]
                      [--steps 100 | --steps MODEL=N ...] [--warmup 10] [--deadline SECONDS]
-                     [--process-shifts MIB ...] [--device cuda|cpu] --out DIR
+                     [--process-shifts MIB ...] [--start-together] [--device cuda|cpu] --out DIR
 
 Why: an eager step is host work, and on the GPU machine the host's speed moves by up to 2x
 between processes seconds apart and by 15% between runs of one process (docs/benchmarks.md,
@@ -29,6 +29,13 @@ process lands on the same layout every time. --process-shifts MIB... gives set k
 both programs', `--process-shift` shifts[k mod n]: each holds that much GPU memory before it makes
 anything else, so the sets sample layouts and the interval over sets covers them; take-turns.md
 then also gives each shift's ratio.
+
+Most of a set's time is not judged: on one H200 (2026-11-26, docs/benchmarks.md) the sets spent
+28-39% of the wall starting and stopping processes and 39-47% in turn 0 (the first CUDA calls),
+19-25% in the turns judged. --start-together starts all rows' processes of a set at once and
+gives every one its turn 0 at the same time, so both costs are paid once per set, overlapped,
+instead of once per row; turns 1 and on still run one process at a time, row after row, and the
+processes all stay alive (idle, holding their GPU memory) until the set's last turn.
 
 Waiting changes nothing, or the ratios would favour whichever program waits less: with the
 order reversed every other turn, the last program of an even turn runs again right away at
@@ -100,8 +107,15 @@ class TurnTaker:
 
     def take_turn(self, turn, batch, timeout_s):
         """Runs one run; returns its ms per step."""
+        self.start_run()
+        return self.run_result(turn, batch, timeout_s)
+
+    def start_run(self):
         self.process.stdin.write("go\n")
         self.process.stdin.flush()
+
+    def run_result(self, turn, batch, timeout_s):
+        """Waits for the run started last; its ms per step."""
         while True:
             line = self.read_line(timeout_s)
             ms = self.turn_result(line, turn, batch)
@@ -122,11 +136,18 @@ class TurnTaker:
 
     def finish(self, timeout_s):
         """Lets the process write its summary and end; kills it if it does not. Its exit code."""
+        self.ask_to_stop()
+        return self.wait_until_ended(timeout_s)
+
+    def ask_to_stop(self):
         try:
             self.process.stdin.write("stop\n")
             self.process.stdin.close()
         except BrokenPipeError:
             pass  # it ended already
+
+    def wait_until_ended(self, timeout_s):
+        """Waits for the process asked to stop, killing it after timeout_s. Its exit code."""
         try:
             self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -186,30 +207,90 @@ def turn_order(programs, turn):
     return order if turn % 2 == 0 else order[::-1]
 
 
+def start_takers(args, set_index, model, batch, steps, shift):
+    logs = os.path.join(args.out, "logs")
+    return [TurnTaker(name, command, os.path.join(logs, f"set{set_index}-{model}-b{batch}-{name.replace(':', '-')}.txt"))
+            for name, command in commands(args, model, batch, steps, shift).items()]
+
+
+def record_turn(turns_file, row, taker, turn, ms, start, end, together=False):
+    """One line of turns.jsonl. `row` holds the set, model, batch, exec, steps and shift."""
+    set_index, model, batch, exec_mode, steps, shift = row
+    turns_file.write(json.dumps({"set": set_index, "model": model, "batch": batch, "exec": exec_mode,
+                                 "program": taker.name, "turn": turn, "ms_per_step": round(ms, 5),
+                                 "steps": steps, "start_s": round(start, 4), "end_s": round(end, 4),
+                                 **({} if shift is None else {"process_shift_mib": shift}),
+                                 **({"together": True} if together else {})}) + "\n")
+    turns_file.flush()
+
+
+def turns_one_at_a_time(args, row, takers, first_turn, clock_start, turns_file):
+    batch = row[2]
+    for turn in range(first_turn, args.turns):
+        for taker in turn_order(takers, turn):
+            start = time.monotonic() - clock_start
+            ms = taker.take_turn(turn, batch, args.timeout)
+            record_turn(turns_file, row, taker, turn, ms, start, time.monotonic() - clock_start)
+
+
+def stop_all(takers, timeout_s):
+    """Asks every process to stop before waiting for any, so their exits overlap. The logs of those
+    that failed, with their exit codes."""
+    for taker in takers:
+        taker.ask_to_stop()
+    codes = {taker.log.name: taker.wait_until_ended(timeout_s) for taker in takers}
+    return {name: code for name, code in codes.items() if code != 0}
+
+
 def run_set(args, set_index, model, batch, clock_start, turns_file):
+    """One row's set: its processes start, then every turn runs one process at a time."""
     steps = steps_for(model, args.steps)
     shift = process_shift_of_set(args, set_index)
-    logs = os.path.join(args.out, "logs")
-    takers = [TurnTaker(name, command, os.path.join(logs, f"set{set_index}-{model}-b{batch}-{name.replace(':', '-')}.txt"))
-              for name, command in commands(args, model, batch, steps, shift).items()]
+    row = (set_index, model, batch, args.exec, steps, shift)
+    takers = start_takers(args, set_index, model, batch, steps, shift)
     try:
         for taker in takers:
             taker.wait_until_ready(args.timeout)
-        for turn in range(args.turns):
-            for taker in turn_order(takers, turn):
-                start = time.monotonic() - clock_start
-                ms = taker.take_turn(turn, batch, args.timeout)
-                end = time.monotonic() - clock_start
-                turns_file.write(json.dumps({"set": set_index, "model": model, "batch": batch, "exec": args.exec,
-                                             "program": taker.name, "turn": turn, "ms_per_step": round(ms, 5),
-                                             "steps": steps, "start_s": round(start, 4), "end_s": round(end, 4),
-                                             **({} if shift is None else {"process_shift_mib": shift})}) + "\n")
-                turns_file.flush()
+        turns_one_at_a_time(args, row, takers, 0, clock_start, turns_file)
     finally:
-        codes = {taker.name: taker.finish(args.timeout) for taker in takers}  # one after another
-    failed = {name: code for name, code in codes.items() if code != 0}
+        failed = stop_all(takers, args.timeout)
     if failed:
-        raise RuntimeError(f"set {set_index} {model} b{batch}: exit codes {failed} (logs in {logs})")
+        raise RuntimeError(f"set {set_index} {model} b{batch}: exit codes {failed}")
+
+
+def run_set_together(args, set_index, rows, clock_start, turns_file):
+    """--start-together: every row's processes of the set start at once and run turn 0 (left out of
+    the ratios) all at the same time; then each row's turns 1 and on run one process at a time, as
+    in run_set. All stay alive until the set's last turn, so no exit runs beside a judged turn."""
+    shift = process_shift_of_set(args, set_index)
+    groups = []
+    try:
+        for model, batch in rows:
+            steps = steps_for(model, args.steps)
+            groups.append(((set_index, model, batch, args.exec, steps, shift),
+                           start_takers(args, set_index, model, batch, steps, shift)))
+        for _, takers in groups:
+            for taker in takers:
+                taker.wait_until_ready(args.timeout)
+        print(f"take_turns: set {set_index + 1}/{args.sets}: {sum(len(t) for _, t in groups)} processes ready, "
+              f"turn 0 together ({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
+        start = time.monotonic() - clock_start
+        for _, takers in groups:
+            for taker in takers:
+                taker.start_run()
+        # A turn 0's end_s is when its result was read, in launch order: an upper bound.
+        for row, takers in groups:
+            for taker in takers:
+                ms = taker.run_result(0, row[2], args.timeout)
+                record_turn(turns_file, row, taker, 0, ms, start, time.monotonic() - clock_start, together=True)
+        for row, takers in groups:
+            print(f"take_turns: set {set_index + 1}/{args.sets} {row[1]} b{row[2]} "
+                  f"({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
+            turns_one_at_a_time(args, row, takers, 1, clock_start, turns_file)
+    finally:
+        failed = stop_all([taker for _, takers in groups for taker in takers], args.timeout)
+    if failed:
+        raise RuntimeError(f"set {set_index}: exit codes {failed}")
 
 
 def waiting_check(turns):
@@ -311,6 +392,10 @@ def parse_arguments(argv):
     parser.add_argument("--process-shifts", nargs="+", type=int, metavar="MIB",
                         help="set k's processes hold the (k mod n)-th of these MiB of GPU memory first (--process-shift "
                              "on both programs), so the sets sample where buffers land; e.g. 0 20 40 60")
+    parser.add_argument("--start-together", action="store_true",
+                        help="start all rows' processes of a set at once and run their turn 0 (left out) at the same "
+                             "time; the judged turns still run one process at a time. Every process of a set holds "
+                             "its GPU memory until the set ends")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--python", help="the Python with PyTorch for the reference (default: this one)")
     parser.add_argument("--out")
@@ -345,10 +430,13 @@ def main(argv):
             if time.monotonic() - clock_start > args.deadline:
                 print(f"take_turns: deadline reached after {sets_done} set(s) per row", file=sys.stderr)
                 break
-            for model, batch in rows:
-                print(f"take_turns: set {set_index + 1}/{args.sets} {model} b{batch} "
-                      f"({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
-                run_set(args, set_index, model, batch, clock_start, turns_file)
+            if args.start_together:
+                run_set_together(args, set_index, rows, clock_start, turns_file)
+            else:
+                for model, batch in rows:
+                    print(f"take_turns: set {set_index + 1}/{args.sets} {model} b{batch} "
+                          f"({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
+                    run_set(args, set_index, model, batch, clock_start, turns_file)
             sets_done += 1
     if write_report(args.out) != 0:
         return 1
