@@ -27,8 +27,9 @@ Usage: test_take_turns.py DDPSCALE_BINARY
 - --start-together, 2 sets of mlp-medium b8 and b16, 3 turns: 24 turns recorded; in each set
   the four turn 0s are marked "together" and share one start (every process was ready before
   any ran); every judged turn starts after the last turn 0 of its set ended, none overlaps
-  another, b8's judged turns all come before b16's, and each row's order is turn 1 PyTorch then
-  ddpscale, turn 2 PyTorch then ddpscale; each ddpscale process still ends with "3 of 3 runs
+  another, the rows take turns one after the other, b8 first in set 0 and b16 first in set 1
+  (the order rotates with the set), and each row's order is turn 1 PyTorch then ddpscale, turn
+  2 PyTorch then ddpscale; each ddpscale process still ends with "3 of 3 runs
   ok" after "stop", and take-turns.md judges both rows.
 - `ddpscale train --take-turns` refuses 2 ranks (exit 2, naming the option), and a line that is
   neither 'go' nor 'stop' (exit 2).
@@ -152,7 +153,8 @@ def check_start_together(binary):
             if after["start_s"] < before["end_s"]:
                 failures.append(f"set {set_index}: turn {after} started before {before} ended")
         order = [(t["batch"], t["turn"], t["program"]) for t in judged]
-        expected = [(b, turn, p) for b in (8, 16) for turn in (1, 2) for p in ("pytorch:eager", "ddpscale")]
+        batches = (8, 16) if set_index == 0 else (16, 8)  # the rows' order rotates with the set
+        expected = [(b, turn, p) for b in batches for turn in (1, 2) for p in ("pytorch:eager", "ddpscale")]
         if order != expected:
             failures.append(f"set {set_index}: judged turns ran in the order {order}, expected {expected}")
         for batch in (8, 16):

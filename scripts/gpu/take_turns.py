@@ -34,8 +34,9 @@ Most of a set's time is not judged: on one H200 (2026-11-26, docs/benchmarks.md)
 28-39% of the wall starting and stopping processes and 39-47% in turn 0 (the first CUDA calls),
 19-25% in the turns judged. --start-together starts all rows' processes of a set at once and
 gives every one its turn 0 at the same time, so both costs are paid once per set, overlapped,
-instead of once per row; turns 1 and on still run one process at a time, row after row, and the
-processes all stay alive (idle, holding their GPU memory) until the set's last turn.
+instead of once per row; turns 1 and on still run one process at a time, row after row (the
+rows' order rotating by one each set), and the processes all stay alive (idle, holding their GPU
+memory) until the set's last turn.
 
 Waiting changes nothing, or the ratios would favour whichever program waits less: with the
 order reversed every other turn, the last program of an even turn runs again right away at
@@ -283,7 +284,10 @@ def run_set_together(args, set_index, rows, clock_start, turns_file):
             for taker in takers:
                 ms = taker.run_result(0, row[2], args.timeout)
                 record_turn(turns_file, row, taker, 0, ms, start, time.monotonic() - clock_start, together=True)
-        for row, takers in groups:
+        # The rows' order rotates with the set, so no row always comes first after the loaded
+        # turn 0, or last after the longest idle wait.
+        shift_rows = set_index % len(groups)
+        for row, takers in groups[shift_rows:] + groups[:shift_rows]:
             print(f"take_turns: set {set_index + 1}/{args.sets} {row[1]} b{row[2]} "
                   f"({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
             turns_one_at_a_time(args, row, takers, 1, clock_start, turns_file)
