@@ -13,16 +13,19 @@
 namespace ddpscale {
 namespace {
 
+// The UsageError's message validate_train_options gives, or "" when it accepts the options.
+std::string refusal(const TrainOptions& o, int launched_ranks, bool on_cuda) {
+  try {
+    validate_train_options(o, launched_ranks, on_cuda);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // What --exec graph needs, each refused with a message saying what to change.
 TEST(TrainOptions, GraphModeRequirementsAreNamed) {
-  auto message = [](TrainOptions o, bool on_cuda) {
-    try {
-      validate_train_options(o, 2, on_cuda);
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto message = [](const TrainOptions& o, bool on_cuda) { return refusal(o, 2, on_cuda); };
   TrainOptions o;
   o.model = "mlp-medium";
   o.exec = "jit";
@@ -70,12 +73,8 @@ TEST(TrainOptions, AlternatePhaseTimingTimesRunsInAbbaOrder) {
 TEST(TrainOptions, GpuBusyStepsNeedGpus) {
   TrainOptions o;
   o.gpu_busy_steps = 20;
-  try {
-    validate_train_options(o, 1, /*on_cuda=*/false);
-    FAIL() << "--gpu-busy-steps accepted on CPU";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("on CPU there is none"), std::string::npos) << e.what();
-  }
+  const std::string on_cpu = refusal(o, 1, /*on_cuda=*/false);
+  EXPECT_NE(on_cpu.find("on CPU there is none"), std::string::npos) << "refusal: '" << on_cpu << "'";
   EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
   o.gpu_busy_steps = -1;
   EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
@@ -87,12 +86,8 @@ TEST(TrainOptions, TakeTurnsNeedsExactlyOneRank) {
   o.take_turns = true;
   EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/false));
   EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
-  try {
-    validate_train_options(o, 2, /*on_cuda=*/false);
-    FAIL() << "--take-turns accepted on 2 ranks";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("launch 1 rank, not 2"), std::string::npos) << e.what();
-  }
+  const std::string two_ranks = refusal(o, 2, /*on_cuda=*/false);
+  EXPECT_NE(two_ranks.find("launch 1 rank, not 2"), std::string::npos) << "refusal: '" << two_ranks << "'";
   o.world_size = 1;  // one of two launched ranks trains: allowed, as the others leave
   EXPECT_NO_THROW(validate_train_options(o, 2, /*on_cuda=*/false));
 }
@@ -111,14 +106,10 @@ TEST(TrainOptions, GpuKernelsNeedProfiledStepsAndAnExistingFolder) {
 TEST(TrainOptions, GpuTraceNeedsProfiledStepsAndAnExistingFolder) {
   TrainOptions o;
   o.gpu_trace = "trace";
-  try {
-    validate_train_options(o, 1, /*on_cuda=*/true);
-    FAIL() << "--gpu-trace accepted without profiled steps";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--gpu-trace writes the trace of the profiled steps: add --gpu-busy-steps"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string no_steps = refusal(o, 1, /*on_cuda=*/true);
+  EXPECT_NE(no_steps.find("--gpu-trace writes the trace of the profiled steps: add --gpu-busy-steps"),
+            std::string::npos)
+      << "refusal: '" << no_steps << "'";
   o.gpu_busy_steps = 20;
   EXPECT_NO_THROW(validate_train_options(o, 1, true));
   o.gpu_trace = "/nonexistent-folder/trace";
@@ -131,12 +122,9 @@ TEST(TrainOptions, ProcessShiftIsGpuOnlyAndBounded) {
   TrainOptions o;
   o.process_shift_mib = 20;
   EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
-  try {
-    validate_train_options(o, 1, /*on_cuda=*/false);
-    FAIL() << "--process-shift accepted on CPU";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--process-shift moves where GPU buffers land"), std::string::npos) << e.what();
-  }
+  const std::string on_cpu = refusal(o, 1, /*on_cuda=*/false);
+  EXPECT_NE(on_cpu.find("--process-shift moves where GPU buffers land"), std::string::npos)
+      << "refusal: '" << on_cpu << "'";
   o.process_shift_mib = -1;
   EXPECT_THROW(validate_train_options(o, 1, true), UsageError);
   o.process_shift_mib = 65537;
@@ -150,12 +138,8 @@ TEST(TrainOptions, PlacementShiftsCycleOverRunsOnGpusOnly) {
   o.runs = 6;
   o.placement_shifts_mib = {0, 20, 40};
   EXPECT_NO_THROW(validate_train_options(o, 1, /*on_cuda=*/true));
-  try {
-    validate_train_options(o, 1, /*on_cuda=*/false);
-    FAIL() << "--placement-shifts accepted on CPU";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("on CPU there are none"), std::string::npos) << e.what();
-  }
+  const std::string on_cpu = refusal(o, 1, /*on_cuda=*/false);
+  EXPECT_NE(on_cpu.find("on CPU there are none"), std::string::npos) << "refusal: '" << on_cpu << "'";
   // Run k holds the (k mod 3)-th shift; the engine of run 4 gets 20 MiB.
   EXPECT_EQ(placement_shift_of_run(o, 0), 0);
   EXPECT_EQ(placement_shift_of_run(o, 2), 40);
@@ -163,12 +147,8 @@ TEST(TrainOptions, PlacementShiftsCycleOverRunsOnGpusOnly) {
   EXPECT_EQ(engine_options(o, 1, 4).placement_shift_mib, 20);
   EXPECT_EQ(engine_options(o, 1, 5).placement_shift_mib, 40);
   o.runs = 5;  // 0 and 20 MiB would run twice, 40 MiB once
-  try {
-    validate_train_options(o, 1, true);
-    FAIL() << "unequal placements accepted";
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("make --runs a multiple of it"), std::string::npos) << e.what();
-  }
+  const std::string unequal = refusal(o, 1, true);
+  EXPECT_NE(unequal.find("make --runs a multiple of it"), std::string::npos) << "refusal: '" << unequal << "'";
   o.runs = 3;
   o.placement_shifts_mib = {0, -20, 40};
   EXPECT_THROW(validate_train_options(o, 1, true), UsageError);

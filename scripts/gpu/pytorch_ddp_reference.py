@@ -185,7 +185,7 @@ class Trainer:
             self.eager_step()
 
 
-def hold_placement_shift(mib, device):
+def hold_device_memory(mib, device):
     """`ddpscale train --placement-shifts` (held before the run's model is made) and
     `--process-shift` (held for the process's life): MiB of device memory, so later buffers land
     elsewhere (docs/methodology.md, "Where the buffers land")."""
@@ -226,7 +226,7 @@ def measure_variant(name, batch, variant, args, device, world, rank):
             trainer = shift = None  # as ddpscale: the previous run's buffers are gone before the shift
             gc.collect()  # a captured graph's Python objects can hold a cycle
             torch.cuda.empty_cache()  # else the freed blocks serve the new run at the same addresses
-            shift = hold_placement_shift(args.placement_shifts[run % len(args.placement_shifts)], device)
+            shift = hold_device_memory(args.placement_shifts[run % len(args.placement_shifts)], device)
         trainer = Trainer(name, batch, variant, args, device, world, rank, args.seed + run)
         start = time.perf_counter()
         trainer.warm_up(args.warmup)
@@ -387,7 +387,7 @@ def main():
             parser.error("no CUDA GPU visible; use --device cpu for the eager variants")
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
         torch.cuda.set_device(device)
-    process_shift = hold_placement_shift(args.process_shift, device)  # noqa: F841 (held to the end)
+    process_shift = hold_device_memory(args.process_shift, device)  # noqa: F841 (held to the end)
     if world > 1 and "graph" in args.variant:
         parser.error("the graph variant captures one GPU's step; run it without torchrun")
     if world > 1:

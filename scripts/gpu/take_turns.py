@@ -135,12 +135,8 @@ class TurnTaker:
             return json.loads(line)["ms_per_step"]
         return None
 
-    def finish(self, timeout_s):
-        """Lets the process write its summary and end; kills it if it does not. Its exit code."""
-        self.ask_to_stop()
-        return self.wait_until_ended(timeout_s)
-
     def ask_to_stop(self):
+        """Lets the process write its summary and end (stop_all waits for it)."""
         try:
             self.process.stdin.write("stop\n")
             self.process.stdin.close()
