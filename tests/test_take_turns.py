@@ -3,7 +3,9 @@
 pytorch_ddp_reference.py --take-turns, 2 sets of mlp-medium b8, 3 turns of 5 steps.
 
 Usage: test_take_turns.py DDPSCALE_BINARY
-- Every turn is recorded: 2 sets x 3 turns x 2 programs = 12 lines, each with a positive time.
+- Every turn is recorded: 2 sets x 3 turns x 2 programs = 12 lines, each with a positive time,
+  the core its process's main thread ended on (0 to os.cpu_count() - 1) and a count of its
+  involuntary context switches during the run (not negative).
 - Turns alternate: in each set turn 0 runs ddpscale then PyTorch, turn 1 PyTorch then ddpscale,
   turn 2 (rotated by one) PyTorch then ddpscale (the order is read from the start times). With
   three programs A B C the first six turns are ABC, CBA, BCA, ACB, CAB, BAC: each program takes
@@ -53,6 +55,8 @@ def check_turns(turns):
         failures.append(f"{len(turns)} turns recorded, expected 12")
     if any(t["ms_per_step"] <= 0 for t in turns):
         failures.append("a turn with a time that is not positive")
+    if not all(0 <= t["cpu"] < os.cpu_count() and t["preempted"] >= 0 for t in turns):
+        failures.append("a turn without its core (cpu) or with a negative preempted count")
     for set_index in (0, 1):
         order = [(t["turn"], t["program"]) for t in sorted(turns, key=lambda t: t["start_s"]) if t["set"] == set_index]
         expected = [(0, "ddpscale"), (0, "pytorch:eager"), (1, "pytorch:eager"), (1, "ddpscale"),

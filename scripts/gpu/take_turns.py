@@ -45,7 +45,9 @@ program's ms per step after others' turns over its ms right after its own previo
 (geometric means, turns >= 1, with a 95% interval), which should hold 1.
 
 Writes DIR/turns.jsonl (one line per turn: set, model, batch, exec, program, turn, ms_per_step,
-start_s and end_s on this script's monotonic clock), each process's output in DIR/logs/, and
+start_s and end_s on this script's monotonic clock; for turns run one at a time also cpu, the core
+the process's main thread was on when its run ended, and preempted, how many times that thread
+was switched out against its will during the run), each process's output in DIR/logs/, and
 DIR/take-turns.md (paired_ratio.py's tables, then the waiting check). No set starts after
 --deadline seconds, so a device call ends with a verdict on the sets that finished.
 `--report DIR` writes take-turns.md again from DIR/turns.jsonl without running anything.
@@ -107,9 +109,25 @@ class TurnTaker:
             pass
 
     def take_turn(self, turn, batch, timeout_s):
-        """Runs one run; returns its ms per step."""
+        """Runs one run; returns its ms per step and where its main thread ran (cpu_state's
+        last core, and how often it was preempted during the run)."""
+        before = self.cpu_state()
         self.start_run()
-        return self.run_result(turn, batch, timeout_s)
+        ms = self.run_result(turn, batch, timeout_s)
+        after = self.cpu_state()
+        return ms, {"cpu": after[0], "preempted": after[1] - before[1]}
+
+    def cpu_state(self):
+        """(the core the main thread last ran on, its involuntary context switches so far), from
+        /proc (Linux); why: an eager step is host work, and a run's time may depend on its core
+        and on whether something else took that core from it."""
+        pid = self.process.pid
+        with open(f"/proc/{pid}/stat") as f:
+            # Field 39 is `processor`; split after the command name, which may hold spaces.
+            processor = int(f.read().rsplit(")", 1)[1].split()[36])
+        with open(f"/proc/{pid}/status") as f:
+            preempted = next(int(line.split()[1]) for line in f if line.startswith("nonvoluntary_ctxt_switches"))
+        return processor, preempted
 
     def start_run(self):
         self.process.stdin.write("go\n")
@@ -210,14 +228,15 @@ def start_takers(args, set_index, model, batch, steps, shift):
             for name, command in commands(args, model, batch, steps, shift).items()]
 
 
-def record_turn(turns_file, row, taker, turn, ms, start, end, together=False):
-    """One line of turns.jsonl. `row` holds the set, model, batch, exec, steps and shift."""
+def record_turn(turns_file, row, taker, turn, ms, start, end, together=False, host=None):
+    """One line of turns.jsonl. `row` holds the set, model, batch, exec, steps and shift; `host`,
+    where the process's main thread ran (TurnTaker.take_turn)."""
     set_index, model, batch, exec_mode, steps, shift = row
     turns_file.write(json.dumps({"set": set_index, "model": model, "batch": batch, "exec": exec_mode,
                                  "program": taker.name, "turn": turn, "ms_per_step": round(ms, 5),
                                  "steps": steps, "start_s": round(start, 4), "end_s": round(end, 4),
                                  **({} if shift is None else {"process_shift_mib": shift}),
-                                 **({"together": True} if together else {})}) + "\n")
+                                 **({"together": True} if together else {}), **(host or {})}) + "\n")
     turns_file.flush()
 
 
@@ -226,8 +245,8 @@ def turns_one_at_a_time(args, row, takers, first_turn, clock_start, turns_file):
     for turn in range(first_turn, args.turns):
         for taker in turn_order(takers, turn):
             start = time.monotonic() - clock_start
-            ms = taker.take_turn(turn, batch, args.timeout)
-            record_turn(turns_file, row, taker, turn, ms, start, time.monotonic() - clock_start)
+            ms, host = taker.take_turn(turn, batch, args.timeout)
+            record_turn(turns_file, row, taker, turn, ms, start, time.monotonic() - clock_start, host=host)
 
 
 def stop_all(takers, timeout_s):
