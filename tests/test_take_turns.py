@@ -5,7 +5,8 @@ pytorch_ddp_reference.py --take-turns, 2 sets of mlp-medium b8, 3 turns of 5 ste
 Usage: test_take_turns.py DDPSCALE_BINARY
 - Every turn is recorded: 2 sets x 3 turns x 2 programs = 12 lines, each with a positive time,
   the core its process's main thread ended on (0 to os.cpu_count() - 1) and a count of its
-  involuntary context switches during the run (not negative).
+  involuntary context switches during the run and the host's steal time meanwhile (neither
+  negative).
 - Turns alternate: in each set turn 0 runs ddpscale then PyTorch, turn 1 PyTorch then ddpscale,
   turn 2 (rotated by one) PyTorch then ddpscale (the order is read from the start times). With
   three programs A B C the first six turns are ABC, CBA, BCA, ACB, CAB, BAC: each program takes
@@ -31,7 +32,8 @@ Usage: test_take_turns.py DDPSCALE_BINARY
   any ran); every judged turn starts after the last turn 0 of its set ended, none overlaps
   another, the rows take turns one after the other, b8 first in set 0 and b16 first in set 1
   (the order rotates with the set), and each row's order is turn 1 PyTorch then ddpscale, turn
-  2 PyTorch then ddpscale; each ddpscale process still ends with "3 of 3 runs
+  2 PyTorch then ddpscale in set 0, and the reverse in set 1 (odd sets take the programs in
+  reverse, so the one right after itself alternates); each ddpscale process still ends with "3 of 3 runs
   ok" after "stop", and take-turns.md judges both rows.
 - `ddpscale train --take-turns` refuses 2 ranks (exit 2, naming the option), and a line that is
   neither 'go' nor 'stop' (exit 2).
@@ -55,7 +57,7 @@ def check_turns(turns):
         failures.append(f"{len(turns)} turns recorded, expected 12")
     if any(t["ms_per_step"] <= 0 for t in turns):
         failures.append("a turn with a time that is not positive")
-    if not all(0 <= t["cpu"] < os.cpu_count() and t["preempted"] >= 0 for t in turns):
+    if not all(0 <= t["cpu"] < os.cpu_count() and t["preempted"] >= 0 and t["host_steal_ms"] >= 0 for t in turns):
         failures.append("a turn without its core (cpu) or with a negative preempted count")
     for set_index in (0, 1):
         order = [(t["turn"], t["program"]) for t in sorted(turns, key=lambda t: t["start_s"]) if t["set"] == set_index]
@@ -158,7 +160,8 @@ def check_start_together(binary):
                 failures.append(f"set {set_index}: turn {after} started before {before} ended")
         order = [(t["batch"], t["turn"], t["program"]) for t in judged]
         batches = (8, 16) if set_index == 0 else (16, 8)  # the rows' order rotates with the set
-        expected = [(b, turn, p) for b in batches for turn in (1, 2) for p in ("pytorch:eager", "ddpscale")]
+        programs = ("pytorch:eager", "ddpscale") if set_index == 0 else ("ddpscale", "pytorch:eager")
+        expected = [(b, turn, p) for b in batches for turn in (1, 2) for p in programs]
         if order != expected:
             failures.append(f"set {set_index}: judged turns ran in the order {order}, expected {expected}")
         for batch in (8, 16):

@@ -27,7 +27,10 @@ rows=(mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru
       transformer:32 transformer:128)
 mkdir -p "$out"
 { date -u +%FT%TZ; nvidia-smi -L; } > "$out/machine.txt" 2>&1 || true
-git -C "$here" rev-parse HEAD >> "$out/machine.txt" 2>/dev/null || true
+# The files' hashes, not `git rev-parse`: a device's copy of the tree need not carry the
+# commit it came from. Compare with `sha256sum` of the same paths at a commit.
+(cd "$here/../.." && sha256sum "$ddpscale" scripts/gpu/grid-one-call.sh scripts/gpu/take_turns.py \
+  scripts/gpu/pytorch_ddp_reference.py scripts/analysis/paired_ratio.py) >> "$out/machine.txt"
 
 # Runs take_turns until STOP_AT_S at the latest; a late end keeps the turns recorded so far.
 take_turns() {

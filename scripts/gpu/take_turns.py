@@ -47,7 +47,8 @@ program's ms per step after others' turns over its ms right after its own previo
 Writes DIR/turns.jsonl (one line per turn: set, model, batch, exec, program, turn, ms_per_step,
 start_s and end_s on this script's monotonic clock; for turns run one at a time also cpu, the core
 the process's main thread was on when its run ended, and preempted, how many times that thread
-was switched out against its will during the run), each process's output in DIR/logs/, and
+was switched out against its will during the run, and host_steal_ms, the time all cores waited
+for the hypervisor meanwhile), each process's output in DIR/logs/, and
 DIR/take-turns.md (paired_ratio.py's tables, then the waiting check). No set starts after
 --deadline seconds, so a device call ends with a verdict on the sets that finished.
 `--report DIR` writes take-turns.md again from DIR/turns.jsonl without running anything.
@@ -111,11 +112,12 @@ class TurnTaker:
     def take_turn(self, turn, batch, timeout_s):
         """Runs one run; returns its ms per step and where its main thread ran (cpu_state's
         last core, and how often it was preempted during the run)."""
-        before = self.cpu_state()
+        before, steal_before = self.cpu_state(), host_steal_ms()
         self.start_run()
         ms = self.run_result(turn, batch, timeout_s)
-        after = self.cpu_state()
-        return ms, {"cpu": after[0], "preempted": after[1] - before[1]}
+        after, steal_after = self.cpu_state(), host_steal_ms()
+        return ms, {"cpu": after[0], "preempted": after[1] - before[1],
+                    "host_steal_ms": round(steal_after - steal_before, 1)}
 
     def cpu_state(self):
         """(the core the main thread last ran on, its involuntary context switches so far), from
@@ -172,6 +174,14 @@ class TurnTaker:
             self.log.write(line)
         self.log.close()
         return self.process.returncode
+
+
+def host_steal_ms():
+    """Milliseconds all cores' virtual CPUs have so far waited for the hypervisor (/proc/stat's
+    steal), which a guest's own context-switch counts do not show."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()  # cpu user nice system idle iowait irq softirq steal ...
+    return int(fields[8]) * 1000.0 / os.sysconf("SC_CLK_TCK")
 
 
 def steps_for(model, steps_arguments):
@@ -274,6 +284,16 @@ def run_set(args, set_index, model, batch, clock_start, turns_file):
         raise RuntimeError(f"set {set_index} {model} b{batch}: exit codes {failed}")
 
 
+def programs_of_set(takers, set_index):
+    """--start-together: the programs' order for a set's judged turns, reversed in odd sets. Why:
+    turn 0 runs apart from the judged turns, so turns 1-4 (B A | B A | A B | A B) let only the
+    first program run right after its own previous turn (in turn 3), and a program that runs
+    faster straight after itself would gain in every set (measured on an H200: ddpscale's
+    mlp-medium b8 eager step 5.8% slower after a wait, docs/benchmarks.md, tenth session).
+    Reversed every other set, each program gets that place equally often."""
+    return takers if set_index % 2 == 0 else takers[::-1]
+
+
 def run_set_together(args, set_index, rows, clock_start, turns_file):
     """--start-together: every row's processes of the set start at once and run turn 0 (left out of
     the ratios) all at the same time; then each row's turns 1 and on run one process at a time, as
@@ -305,7 +325,7 @@ def run_set_together(args, set_index, rows, clock_start, turns_file):
         for row, takers in groups[shift_rows:] + groups[:shift_rows]:
             print(f"take_turns: set {set_index + 1}/{args.sets} {row[1]} b{row[2]} "
                   f"({time.monotonic() - clock_start:.0f} s)", file=sys.stderr, flush=True)
-            turns_one_at_a_time(args, row, takers, 1, clock_start, turns_file)
+            turns_one_at_a_time(args, row, programs_of_set(takers, set_index), 1, clock_start, turns_file)
     finally:
         failed = stop_all([taker for _, takers in groups for taker in takers], args.timeout)
     if failed:
