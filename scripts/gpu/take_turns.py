@@ -110,8 +110,9 @@ class TurnTaker:
             pass
 
     def take_turn(self, turn, batch, timeout_s):
-        """Runs one run; returns its ms per step and where its main thread ran (cpu_state's
-        last core, and how often it was preempted during the run)."""
+        """Runs one run; returns its ms per step and what the host did meanwhile: the core its
+        main thread ended on and how often that thread was preempted (cpu_state), and the
+        hypervisor's steal over all cores (host_steal_ms)."""
         before, steal_before = self.cpu_state(), host_steal_ms()
         self.start_run()
         ms = self.run_result(turn, batch, timeout_s)
