@@ -19,7 +19,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 PAIRED_RATIO = os.path.join(HERE, "..", "..", "..", "..", "scripts", "analysis", "paired_ratio.py")
 PER_ROW = os.path.join(HERE, "..", "take-turns-f36376d")
-CALLS = ["call1-f36376d", "call2-f36376d", "call4-e1e41fd", "call5-e1e41fd"]
+CALLS = ["call1-f36376d", "call2-f36376d", "call4-e1e41fd", "call5-e1e41fd", "call6-67a76a7"]
 EARLIER = {"eager": ["call4-eager", "call5-eager-caller-thread", "call7-eager-recurrent"], "graph": ["call3-graph"]}
 ROWS = [("mlp-medium", 8), ("mlp-medium", 128), ("mlp-large", 8), ("mlp-large", 128), ("lstm", 32), ("lstm", 128),
         ("gru", 32), ("gru", 128), ("transformer", 32), ("transformer", 128)]
