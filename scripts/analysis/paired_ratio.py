@@ -66,17 +66,22 @@ def read_round(directory):
 
 
 def read_turns(path):
-    """One round per set of a take_turns.py file: {(mode, variant): {(model, batch, 1): (ours,
-    theirs)}}, ours and theirs in samples/s from the geometric means of the set's turns >= 1,
-    so ours / theirs is the geometric mean of the per-turn ratios."""
-    per_set = {}
+    """rounds_of_turns over a take_turns.py turns.jsonl file, its rounds labelled PATH#setK."""
     with open(path) as f:
-        for line in f:
-            t = json.loads(line)
-            if t["turn"] == 0:
-                continue
-            key = (t["set"], t["model"], t["batch"], t["exec"])
-            per_set.setdefault(key, {}).setdefault(t["turn"], {})[t["program"]] = t["ms_per_step"]
+        return rounds_of_turns([json.loads(line) for line in f], path)
+
+
+def rounds_of_turns(turns, label):
+    """One round per set of take_turns.py's turns: {(mode, variant): {(model, batch, 1): (ours,
+    theirs)}}, ours and theirs in samples/s from the geometric means of the set's turns >= 1,
+    so ours / theirs is the geometric mean of the per-turn ratios; and each round's label,
+    LABEL#setK."""
+    per_set = {}
+    for t in turns:
+        if t["turn"] == 0:
+            continue
+        key = (t["set"], t["model"], t["batch"], t["exec"])
+        per_set.setdefault(key, {}).setdefault(t["turn"], {})[t["program"]] = t["ms_per_step"]
     rounds = {}
     for (set_index, model, batch, mode), turns in per_set.items():
         variants = {p.split(":", 1)[1] for times in turns.values() for p in times if p.startswith("pytorch:")}
@@ -89,7 +94,7 @@ def read_turns(path):
             theirs_ms = math.exp(statistics.fmean(math.log(b) for _, b in pairs))
             rounds.setdefault(set_index, {}).setdefault((mode, variant), {})[(model, batch, 1)] = (
                 batch * 1000.0 / ours_ms, batch * 1000.0 / theirs_ms)
-    return [rounds[k] for k in sorted(rounds)], [f"{path}#set{k}" for k in sorted(rounds)]
+    return [rounds[k] for k in sorted(rounds)], [f"{label}#set{k}" for k in sorted(rounds)]
 
 
 def log_mean_sd(ratios):

@@ -70,7 +70,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "pytorch_ddp_reference.py")
 PAIRED_RATIO = os.path.join(HERE, "..", "analysis", "paired_ratio.py")
 sys.path.insert(0, os.path.dirname(PAIRED_RATIO))
-from paired_ratio import read_turns, t975  # noqa: E402
+from paired_ratio import rounds_of_turns, t975  # noqa: E402
 READY = "# ready for turns"
 # `ddpscale train`'s run line (trainer/study/run_summary.cpp, print_run_line).
 DDPSCALE_RUN = re.compile(r"^run\s+(\d+)\s+(?:([\d.]+) samples/s|FAILED: (.*))")
@@ -241,7 +241,7 @@ def start_takers(args, set_index, model, batch, steps, shift):
 
 def record_turn(turns_file, row, taker, turn, ms, start, end, together=False, host=None):
     """One line of turns.jsonl. `row` holds the set, model, batch, exec, steps and shift; `host`,
-    where the process's main thread ran (TurnTaker.take_turn)."""
+    what the host did during the run (TurnTaker.take_turn)."""
     set_index, model, batch, exec_mode, steps, shift = row
     turns_file.write(json.dumps({"set": set_index, "model": model, "batch": batch, "exec": exec_mode,
                                  "program": taker.name, "turn": turn, "ms_per_step": round(ms, 5),
@@ -361,14 +361,14 @@ def waiting_check(turns):
     return lines
 
 
-def shift_lines(turns, turns_path):
+def shift_lines(turns):
     """Markdown rows: per row, PyTorch variant and --process-shifts amount, the sets' ratios
     (PyTorch's ms over ddpscale's, geometric mean over turns >= 1, as paired_ratio.py) and their
     geometric mean. Empty without shifts."""
     shift_of_set = {t["set"]: t["process_shift_mib"] for t in turns if "process_shift_mib" in t}
     if not shift_of_set:
         return []
-    rounds, labels = read_turns(turns_path)
+    rounds, labels = rounds_of_turns(turns, "turns")
     ratios = {}
     for label, round_ in zip(labels, rounds):
         shift = shift_of_set[int(label.rsplit("#set", 1)[1])]
@@ -402,7 +402,7 @@ def write_report(out):
                  "| model | batch/GPU | program | turns after a wait | turns right after itself | "
                  "after a wait / right after itself |\n|---|---:|---|---:|---:|---|\n")
         md.write("\n".join(waiting_check(turns)) + "\n")
-        by_shift = shift_lines(turns, turns_path)
+        by_shift = shift_lines(turns)
         if by_shift:
             md.write("\n### Each process shift's sets\n\n"
                      "Set k's processes held the k-th of --process-shifts MiB first (cycling); the ratio is "

@@ -7,17 +7,15 @@ from call 2 on, steal from call 4 on).
 Usage: python3 summary.py > summary.md   (from this folder; standard library only)
 """
 import collections
-import glob
 import json
 import math
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PAIRED_RATIO = os.path.join(HERE, "..", "..", "..", "..", "scripts", "analysis", "paired_ratio.py")
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "..", "scripts", "analysis"))
+from paired_ratio import paired_ratio, rounds_of_turns, verdict  # noqa: E402
 PER_ROW = os.path.join(HERE, "..", "take-turns-f36376d")
 CALLS = ["call1-f36376d", "call2-f36376d", "call4-e1e41fd", "call5-e1e41fd", "call6-67a76a7"]
 EARLIER = {"eager": ["call4-eager", "call5-eager-caller-thread", "call7-eager-recurrent"], "graph": ["call3-graph"]}
@@ -30,14 +28,19 @@ def read(path):
         return [json.loads(line) for line in f]
 
 
-def verdicts(turns_path, variant):
-    """{(model, batch): 'ratio [lo, hi] verdict (sets)'} from paired_ratio.py's markdown table."""
-    out = subprocess.run([sys.executable, PAIRED_RATIO, turns_path], capture_output=True, text=True, check=True).stdout
-    table = out.split(f"against PyTorch {variant} ")[1].split("\n\n")[1]
+def verdicts(turns, variant, target):
+    """{(model, batch): 'ratio [lo, hi] verdict (sets)'}: paired_ratio.py's judgement of one
+    PyTorch variant over the sets of `turns`."""
+    mode = turns[0]["exec"]
+    rounds, _ = rounds_of_turns(turns, "turns")
+    per_row = {}
+    for round_ in rounds:
+        for (model, batch, _), (ours, theirs) in round_.get((mode, variant), {}).items():
+            per_row.setdefault((model, batch), []).append(ours / theirs)
     found = {}
-    for line in table.splitlines()[2:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        found[(cells[0], int(cells[1]))] = f"{cells[5]} {cells[6]} ({cells[3]})"
+    for key, ratios in per_row.items():
+        mean, low, high = paired_ratio(ratios)
+        found[key] = f"{mean:.3f}x [{low:.3f}, {high:.3f}] {verdict(low, high, target)} ({len(ratios)})"
     return found
 
 
@@ -82,16 +85,15 @@ def host_lines(turns, call):
 def main():
     print("# Issue 19's grid in one device call: the calls side by side\n")
     print("Written by `python3 summary.py` from each call's turns.jsonl (README.md has the commands).\n")
-    for mode, variant in (("eager", "eager-caller-thread"), ("graph", "graph")):
+    for mode, variant, target in (("eager", "eager-caller-thread", 1.5), ("graph", "graph", 1.0)):
         calls = [c for c in CALLS if os.path.exists(os.path.join(HERE, c, mode, "turns.jsonl"))]
-        judged = {c: verdicts(os.path.join(HERE, c, mode, "turns.jsonl"), variant) for c in calls}
+        judged = {c: verdicts(read(os.path.join(HERE, c, mode, "turns.jsonl")), variant, target) for c in calls}
         earlier = {}  # the call with the most sets of that row
         for folder in EARLIER[mode]:
-            for key, text in verdicts(os.path.join(PER_ROW, folder, "turns.jsonl"), variant).items():
+            for key, text in verdicts(read(os.path.join(PER_ROW, folder, "turns.jsonl")), variant, target).items():
                 if key not in earlier or sets_of(text) > sets_of(earlier[key]):
                     earlier[key] = f"{text}, {folder.split('-')[0]}"
-        target = "1.5x" if mode == "eager" else "1x"
-        print(f"## {mode}: ddpscale / PyTorch {variant}, judged against {target} (sets in brackets)\n")
+        print(f"## {mode}: ddpscale / PyTorch {variant}, judged against {target:g}x (sets in brackets)\n")
         print("| row | " + " | ".join(calls) + " | ninth session, per-row sets (the call with most sets) |")
         print("|---|" + "---|" * (len(calls) + 1))
         for model, batch in ROWS:
@@ -104,11 +106,8 @@ def main():
           "turn 3 left out:\n")
     print("| row | ddpscale / PyTorch eager-caller-thread, turns 1, 2 and 4 |")
     print("|---|---|")
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
-        f.writelines(json.dumps(t) + "\n" for t in read(os.path.join(HERE, "call2-f36376d", "eager", "turns.jsonl"))
-                     if t["turn"] != 3)
-    without = verdicts(f.name, "eager-caller-thread")
-    os.unlink(f.name)
+    without = verdicts([t for t in read(os.path.join(HERE, "call2-f36376d", "eager", "turns.jsonl")) if t["turn"] != 3],
+                       "eager-caller-thread", 1.5)
     for model, batch in ROWS:
         print(f"| {model} b{batch} | {without[(model, batch)]} |")
     print()
