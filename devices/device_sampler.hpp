@@ -4,6 +4,7 @@
 // function), so it is tested on machines without a GPU.
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -17,6 +18,11 @@ struct DeviceSample {
   float utilization_pct = 0;  // share of the last sample period (NVML: 1/6 s to 1 s) a kernel ran
   float memory_used_mib = 0;  // device memory in use, all processes
   float power_w = 0;          // board power draw
+  // Clocks and why they are where they are: a GPU held below its boost clock by power,
+  // heat or an idle-clock policy runs every kernel slower (docs/methodology.md, "Launches").
+  float sm_clock_mhz = 0;
+  float memory_clock_mhz = 0;
+  uint64_t clock_event_reasons = 0;  // NVML's nvmlClocksEventReason* bits (0 where unreadable)
 };
 
 // One reading; nullopt when the device could not be read this time.
@@ -55,5 +61,9 @@ class DeviceSampler {
 // NVML and CUDA number devices differently). Empty, after one line on stderr saying why,
 // when NVML cannot be used; always empty in a build without CUDA.
 SampleProbe nvml_probe(int cuda_device);
+
+// The CPU cores NVML names as close to the CUDA device (its CPU affinity); empty where NVML
+// cannot tell, and always in a build without CUDA.
+std::vector<int> nvml_cpu_affinity(int cuda_device);
 
 }  // namespace ddpscale

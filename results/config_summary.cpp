@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace ddpscale {
 
@@ -41,6 +42,38 @@ double rank0_calibration(const RunRecord& run, std::vector<float> RankTimings::*
   return std::isfinite(reading) ? reading : kNaN;
 }
 
+namespace {
+
+struct KeptRuns {
+  std::vector<size_t> indices;  // into the ok runs, ascending
+};
+
+// The modified Z-score filter within each launch.
+KeptRuns keep_runs_without_outliers(const std::vector<const RunRecord*>& ok_runs) {
+  std::map<int, std::vector<size_t>> by_launch;
+  for (size_t i = 0; i < ok_runs.size(); ++i) by_launch[ok_runs[i]->launch].push_back(i);
+  KeptRuns kept;
+  for (const auto& [launch, members] : by_launch) {
+    std::vector<double> throughputs;
+    for (size_t i : members) throughputs.push_back(ok_runs[i]->samples_per_second);
+    for (size_t k : remove_outliers_modified_z(throughputs).kept_indices) kept.indices.push_back(members[k]);
+  }
+  std::sort(kept.indices.begin(), kept.indices.end());
+  return kept;
+}
+
+}  // namespace
+
+LaunchGroups throughputs_by_launch(const ConfigSummary& summary) {
+  LaunchGroups groups(static_cast<size_t>(std::max(1, summary.launches)));
+  for (size_t i = 0; i < summary.kept_throughputs.size(); ++i) {
+    const auto launch = static_cast<size_t>(std::max(0, summary.kept_launches[i]));
+    if (launch >= groups.size()) groups.resize(launch + 1);
+    groups[launch].push_back(summary.kept_throughputs[i]);
+  }
+  return groups;
+}
+
 ConfigSummary summarize_config(const ConfigRecord& config) {
   ConfigSummary summary;
   summary.id = config.id;
@@ -66,16 +99,22 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
     summary.last_start_ms = std::max(summary.last_start_ms, run.start_unix_ms);
   }
 
-  std::vector<double> throughputs;
-  for (const RunRecord* run : ok_runs) throughputs.push_back(run->samples_per_second);
-  const OutlierFilterResult filtered = remove_outliers_modified_z(throughputs);
-  summary.outliers_removed = filtered.removed;
-  summary.kept_throughputs = filtered.kept;
-  summary.throughput = summarize(filtered.kept);
+  const KeptRuns kept = keep_runs_without_outliers(ok_runs);
+  summary.outliers_removed = ok_runs.size() - kept.indices.size();
+  for (size_t i : kept.indices) {
+    summary.kept_throughputs.push_back(ok_runs[i]->samples_per_second);
+    summary.kept_launches.push_back(ok_runs[i]->launch);
+  }
+  summary.throughput = summarize(summary.kept_throughputs);
+  summary.launches = config.launches;
+  for (const RunRecord& run : config.runs) summary.launches = std::max(summary.launches, run.launch + 1);
+  summary.launch_variance = launch_variance_components(throughputs_by_launch(summary));
+  summary.levels = two_level_split(summary.kept_throughputs);
+  summary.separate_levels = has_separate_levels(summary.levels);
 
   std::array<std::vector<double>, kPhaseCount> phase_medians;
   std::vector<double> peaks, utilization, busy, calibration_host, calibration_device;
-  for (size_t i : filtered.kept_indices) {
+  for (size_t i : kept.indices) {
     const RunRecord& run = *ok_runs[i];
     summary.kept_run_indices.push_back(run.index);
     int64_t peak = 0;
@@ -112,11 +151,14 @@ ConfigSpeedup speedup_over_one_gpu(const ConfigSummary& one_gpu, const ConfigSum
   result.parameters = n_gpu.params.parameters;
   result.batch = n_gpu.params.batch_per_rank;
   result.world_size = n_gpu.params.world_size;
-  const SpeedupEstimate estimate =
-      bootstrap_speedup(one_gpu.kept_throughputs, n_gpu.kept_throughputs, result.world_size, options);
-  result.speedup = estimate.speedup;
-  result.speedup_ci = estimate.speedup_ci;
-  result.p_value = welch_t_test(n_gpu.kept_throughputs, one_gpu.kept_throughputs).p_value;
+  const LaunchSpeedup over_launches = two_level_bootstrap_speedup(
+      throughputs_by_launch(one_gpu), throughputs_by_launch(n_gpu), result.world_size, options);
+  result.speedup = over_launches.estimate.speedup;
+  result.speedup_ci = over_launches.estimate.speedup_ci;
+  result.launches = static_cast<int>(over_launches.launches);
+  result.p_value = over_launches.launches >= 2
+                       ? over_launches.p_value
+                       : welch_t_test(n_gpu.kept_throughputs, one_gpu.kept_throughputs).p_value;
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "launch_statistics.hpp"
 #include "run_record.hpp"
 #include "statistics.hpp"
 #include "thresholds.hpp"
@@ -46,6 +47,14 @@ struct ConfigSummary {
   size_t outliers_removed = 0;             // ok runs removed by the modified Z-score on throughput
   std::vector<int> kept_run_indices;       // RunRecord::index of the runs the summaries use
   std::vector<double> kept_throughputs;    // their samples per second (for speedups and tests)
+  std::vector<int> kept_launches;          // the launch of each kept run (RunRecord::launch)
+  // The launches the runs came from, and how the kept throughputs spread over them: the
+  // share of their variance between launches (NaN with one launch), and whether they fall
+  // into two separate speed levels (launch_statistics.hpp).
+  int launches = 1;
+  VarianceComponents launch_variance;
+  LevelSplit levels;
+  bool separate_levels = false;
   Summary throughput;                      // samples per second, global
   std::array<Summary, kPhaseCount> phase_us;  // of the runs' phase medians, indexed by Phase
   // Of the same kept runs: the median over runs of the largest rank's allocator peak (NaN
@@ -73,14 +82,19 @@ struct ConfigSummary {
 enum class RunOrder { unknown, interleaved, one_after_the_other };
 RunOrder run_order(const ConfigSummary& a, const ConfigSummary& b);
 
+// The kept throughputs grouped by launch: element l holds launch l's (empty where none).
+LaunchGroups throughputs_by_launch(const ConfigSummary& summary);
+
 // Failed runs out (counted), then outliers by modified Z-score (> 3.5) on the runs'
-// throughputs; a run that is an outlier in throughput leaves every summary, so that the
+// throughputs, within each launch (a launch whose host ran slower is a level the interval
+// must cover, not an outlier); a run that is an outlier in throughput leaves every summary, so that the
 // phase breakdown describes the same runs as the throughput.
 ConfigSummary summarize_config(const ConfigRecord& config);
 
 // An N-GPU configuration against its 1-GPU twin (same model and per-rank batch), on the
-// throughputs that survived outlier removal: bootstrap speedup and Welch's p-value, ready
-// for pays_off and the threshold table.
+// throughputs that survived outlier removal, ready for pays_off and the threshold table.
+// Runs from one launch: bootstrap speedup and Welch's p-value. Runs from several: the
+// two-level bootstrap over launches and its p-value (two_level_bootstrap_speedup).
 ConfigSpeedup speedup_over_one_gpu(const ConfigSummary& one_gpu, const ConfigSummary& n_gpu,
                                    const BootstrapOptions& options = {});
 

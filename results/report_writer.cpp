@@ -17,6 +17,7 @@
 #include "report_answer.hpp"
 #include "report_document.hpp"
 #include "report_drift.hpp"
+#include "report_launches.hpp"
 #include "report_format.hpp"
 #include "report_plots.hpp"
 #include "report_thresholds.hpp"
@@ -59,6 +60,7 @@ class ReportBuilder {
     model_specifications,
     results_per_model,
     host_drift,
+    launches,
     time_breakdown,
     nccl_profiles,
     parameter_thresholds,
@@ -79,6 +81,7 @@ class ReportBuilder {
         {Section::model_specifications, "Model specifications", &ReportBuilder::model_specifications},
         {Section::results_per_model, "Results per model", &ReportBuilder::results_per_model},
         {Section::host_drift, "Host drift", &ReportBuilder::host_drift},
+        {Section::launches, "Launches and speed levels", &ReportBuilder::launches},
         {Section::time_breakdown, "Where the time goes", &ReportBuilder::time_breakdown},
         {Section::nccl_profiles, "NCCL profiles compared", &ReportBuilder::nccl_profiles},
         {Section::parameter_thresholds, "Parameter-threshold analysis", &ReportBuilder::parameter_thresholds},
@@ -144,6 +147,8 @@ class ReportBuilder {
       items.push_back(item + ".");
     }
     if (!items.empty()) doc_.bullets(items);
+    if (const std::string note = launches_.summary_note(section_ref(Section::launches)); !note.empty())
+      doc_.paragraph(note);
     superlinear_caution();
     for (const auto& entry : a_.break_even) thresholds_.break_even_paragraphs(entry.first);
     for (const auto& [group, rows] : a_.measured_thresholds) thresholds_.measured_threshold_sentence(group, rows);
@@ -189,6 +194,7 @@ class ReportBuilder {
 
   // ---- Host drift --------------------------------------------------------------------
   void host_drift() { drift_.write_section(); }
+  void launches() { launches_.write_section(); }
 
   // ---- Test configuration ------------------------------------------------------------
   void test_configuration() {
@@ -650,6 +656,7 @@ class ReportBuilder {
   ReportDocument doc_;
   DriftText drift_{a_, study_.configs, doc_,
                    [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
+  LaunchText launches_{a_, study_.configs, doc_};
   AnswerText answer_{a_, doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
   ThresholdsText thresholds_{a_, doc_,
                              [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); },

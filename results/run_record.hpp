@@ -32,7 +32,27 @@ struct RankTimings {
   // none where not measured (files written before it existed).
   std::vector<float> calibration_host_us;
   std::vector<float> calibration_device_us;
+  // The process that measured: its id (0 where not stored), so runs of different launches
+  // are told apart by the processes that ran them.
+  int64_t process_id = 0;
+  // What the machine was doing around the run (docs/hdf5-schema.md, "Instruments"): one
+  // series per name of kInstrumentNames, empty where not measured (a CPU rank has no GPU
+  // clocks; files written before instruments existed have none).
+  std::map<std::string, std::vector<float>> instruments;
 };
+
+// The instruments a rank records for each run, in the order they are stored:
+// - cpu_cores: the distinct cores the process's threads last ran on at the end of the run;
+// - cpu_mhz: the mean current frequency of those cores (cpufreq, else /proc/cpuinfo);
+// - context_switches: voluntary and involuntary switches of the process during the run;
+// - host_steal_ms: CPU time the hypervisor gave other guests during the run, all cores;
+// - gpu_sm_clock_mhz, gpu_memory_clock_mhz: NVML clock samples during the measured steps;
+// - gpu_clock_event_reasons: the OR of NVML's clock-event (throttle) reason bits seen;
+// - gpu_cpu_affinity: the cores NVML names as close to the rank's GPU.
+constexpr const char* kInstrumentNames[] = {"cpu_cores",          "cpu_mhz",          "context_switches",
+                                            "host_steal_ms",      "gpu_sm_clock_mhz", "gpu_memory_clock_mhz",
+                                            "gpu_clock_event_reasons", "gpu_cpu_affinity"};
+constexpr size_t kInstrumentCount = sizeof(kInstrumentNames) / sizeof(kInstrumentNames[0]);
 
 enum class RunStatus { ok, failed };
 
@@ -43,6 +63,9 @@ int last_step_of_block(int step, int block, int steps);
 
 struct RunRecord {
   int index = 0;             // run k of the configuration
+  // Which launch (fresh processes, communicators and CUDA contexts) ran it, 0-based; 0 in a
+  // study of one launch and in files written before launches existed.
+  int launch = 0;
   uint64_t seed = 0;         // seed + k: dropout and data (initial parameters: the configuration's seed)
   int64_t start_unix_ms = 0; // when the run started (Unix time, ms, rank 0's clock); 0 where not stored
   RunStatus status = RunStatus::ok;
@@ -89,6 +112,10 @@ struct ConfigParams {
 struct ConfigRecord {
   std::string id;  // stable name derived from the parameters, also the file name stem
   ConfigParams params;
+  // A study of several launches stores each launch's runs of a configuration in a file of
+  // its own (launch_file_name); the reader merges them (merge_launches). 1 and 0 otherwise.
+  int launches = 1;
+  int launch = 0;
   std::vector<RunRecord> runs;
   // Which build measured it and when it finished (ISO 8601): a resumed study can mix builds.
   // Empty for files written before these were stored.

@@ -170,34 +170,72 @@ void read_phase_times(const H5Io& io, hid_t g, const std::string& run_name, RunR
   }
 }
 
-// NVML series differ in length between ranks: [ranks][longest] padded with NaN, plus
+// Per-rank series differ in length between ranks: [ranks][longest] padded with NaN, plus
 // <name>_count[rank].
+void write_series(const H5Io& io, hid_t g, const std::string& name, const std::vector<std::vector<float>>& by_rank) {
+  size_t longest = 0;
+  for (const auto& series : by_rank) longest = std::max(longest, series.size());
+  std::vector<float> padded(by_rank.size() * longest, kMissing);
+  std::vector<int64_t> counts;
+  for (size_t i = 0; i < by_rank.size(); ++i) {
+    std::copy(by_rank[i].begin(), by_rank[i].end(), padded.begin() + static_cast<long>(i * longest));
+    counts.push_back(static_cast<int64_t>(by_rank[i].size()));
+  }
+  io.put_floats(g, name, {by_rank.size(), longest}, padded);
+  io.put_ints(g, name + "_count", counts);
+}
+
+std::vector<std::vector<float>> read_series(const H5Io& io, hid_t g, const std::string& name, size_t ranks) {
+  std::vector<hsize_t> dims;
+  const auto padded = io.get_float_table(g, name, dims);
+  if (dims.size() != 2 || dims[0] != ranks) throw io.error("dataset '" + name + "' is not [ranks][samples]");
+  const auto counts = io.get_ints(g, name + "_count", static_cast<long>(ranks));
+  const size_t longest = dims[1];
+  std::vector<std::vector<float>> by_rank(ranks);
+  for (size_t i = 0; i < ranks; ++i) {
+    if (counts[i] < 0 || static_cast<size_t>(counts[i]) > longest)
+      throw io.error("dataset '" + name + "_count' is out of range at rank " + std::to_string(i));
+    const auto begin = padded.begin() + static_cast<long>(i * longest);
+    by_rank[i].assign(begin, begin + counts[i]);
+  }
+  return by_rank;
+}
+
 void write_rank_series(const H5Io& io, hid_t g, const std::string& name, const std::vector<RankTimings>& ranks,
                        std::vector<float> RankTimings::*series) {
-  size_t longest = 0;
-  for (const auto& r : ranks) longest = std::max(longest, (r.*series).size());
-  std::vector<float> padded(ranks.size() * longest, kMissing);
-  std::vector<int64_t> counts;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    std::copy((ranks[i].*series).begin(), (ranks[i].*series).end(), padded.begin() + static_cast<long>(i * longest));
-    counts.push_back(static_cast<int64_t>((ranks[i].*series).size()));
-  }
-  io.put_floats(g, name, {ranks.size(), longest}, padded);
-  io.put_ints(g, name + "_count", counts);
+  std::vector<std::vector<float>> by_rank;
+  for (const RankTimings& rank : ranks) by_rank.push_back(rank.*series);
+  write_series(io, g, name, by_rank);
 }
 
 void read_rank_series(const H5Io& io, hid_t g, const std::string& name, std::vector<RankTimings>& ranks,
                       std::vector<float> RankTimings::*series) {
-  std::vector<hsize_t> dims;
-  const auto padded = io.get_float_table(g, name, dims);
-  if (dims.size() != 2 || dims[0] != ranks.size()) throw io.error("dataset '" + name + "' is not [ranks][samples]");
-  const auto counts = io.get_ints(g, name + "_count", static_cast<long>(ranks.size()));
-  const size_t longest = dims[1];
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (counts[i] < 0 || static_cast<size_t>(counts[i]) > longest)
-      throw io.error("dataset '" + name + "_count' is out of range at rank " + std::to_string(i));
-    const auto begin = padded.begin() + static_cast<long>(i * longest);
-    (ranks[i].*series).assign(begin, begin + counts[i]);
+  auto by_rank = read_series(io, g, name, ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].*series = std::move(by_rank[i]);
+}
+
+// Instruments: group <run>/instruments, one per-rank series per name of kInstrumentNames.
+void write_instruments(const H5Io& io, hid_t run_group, const std::vector<RankTimings>& ranks) {
+  H5Group g = io.create_group(run_group, "instruments");
+  for (const char* name : kInstrumentNames) {
+    std::vector<std::vector<float>> by_rank;
+    for (const RankTimings& rank : ranks) {
+      const auto found = rank.instruments.find(name);
+      by_rank.push_back(found == rank.instruments.end() ? std::vector<float>{} : found->second);
+    }
+    write_series(io, g.get(), name, by_rank);
+  }
+}
+
+// Optional: files written before instruments existed have none (schema version unchanged).
+void read_instruments(const H5Io& io, hid_t run_group, std::vector<RankTimings>& ranks) {
+  if (!io.has_link(run_group, "instruments")) return;
+  H5Group g = io.open_group(run_group, "instruments");
+  for (const char* name : kInstrumentNames) {
+    if (!io.has_link(g.get(), name)) continue;
+    auto by_rank = read_series(io, g.get(), name, ranks.size());
+    for (size_t r = 0; r < ranks.size(); ++r)
+      if (!by_rank[r].empty()) ranks[r].instruments[name] = std::move(by_rank[r]);
   }
 }
 
@@ -228,6 +266,11 @@ void write_run(const H5Io& io, hid_t runs, const RunRecord& run) {
   write_rank_series(io, g.get(), "gpu_busy_us", run.ranks, &RankTimings::gpu_busy_us);
   write_rank_series(io, g.get(), "calibration_host_us", run.ranks, &RankTimings::calibration_host_us);
   write_rank_series(io, g.get(), "calibration_device_us", run.ranks, &RankTimings::calibration_device_us);
+  io.put_int(g.get(), "launch", run.launch);
+  std::vector<int64_t> process_ids;
+  for (const auto& rank : run.ranks) process_ids.push_back(rank.process_id);
+  io.put_ints(g.get(), "process_id", process_ids);
+  write_instruments(io, g.get(), run.ranks);
 }
 
 RunStatus parse_status(const H5Io& io, const std::string& run_name, const std::string& text) {
@@ -267,6 +310,13 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
   for (const auto& [name, series] : {std::pair{"calibration_host_us", &RankTimings::calibration_host_us},
                                      std::pair{"calibration_device_us", &RankTimings::calibration_device_us}})
     if (io.has_link(g.get(), name)) read_rank_series(io, g.get(), name, run.ranks, series);
+  // Optional too: launches, process ids and instruments (docs/hdf5-schema.md).
+  if (io.has_attribute(g.get(), "launch")) run.launch = static_cast<int>(io.get_int(g.get(), "launch"));
+  if (io.has_link(g.get(), "process_id")) {
+    const auto ids = io.get_ints(g.get(), "process_id", ranks);
+    for (size_t r = 0; r < run.ranks.size(); ++r) run.ranks[r].process_id = ids[r];
+  }
+  read_instruments(io, g.get(), run.ranks);
   return run;
 }
 
@@ -322,14 +372,50 @@ std::string study_path(const std::string& dir) { return (fs::path(dir) / kStudyF
 // ---------------------------------------------------------------------------------------
 // Public API
 
+std::string config_file_name(const std::string& id, int launch, int launches) {
+  if (launches <= 1) return id + ".h5";
+  return id + ".launch-" + std::to_string(launch + 1) + "-of-" + std::to_string(launches) + ".h5";
+}
+
+std::vector<ConfigRecord> merge_launches(std::vector<ConfigRecord> records) {
+  std::vector<ConfigRecord> merged;
+  std::map<std::string, size_t> position;  // id -> index in merged
+  for (ConfigRecord& record : records) {
+    if (record.launches <= 1) {
+      merged.push_back(std::move(record));
+      continue;
+    }
+    for (RunRecord& run : record.runs) run.launch = record.launch;
+    const auto [it, fresh] = position.emplace(record.id, merged.size());
+    if (fresh) {
+      merged.push_back(std::move(record));
+      continue;
+    }
+    ConfigRecord& into = merged[it->second];
+    for (RunRecord& run : record.runs) into.runs.push_back(std::move(run));
+    into.launches = std::max(into.launches, record.launches);
+    // The newest launch names the build and the time the configuration was complete.
+    if (record.finished_utc > into.finished_utc) {
+      into.finished_utc = record.finished_utc;
+      into.git_commit = record.git_commit;
+    }
+  }
+  for (ConfigRecord& record : merged)
+    std::stable_sort(record.runs.begin(), record.runs.end(),
+                     [](const RunRecord& a, const RunRecord& b) { return a.index < b.index; });
+  return merged;
+}
+
 void write_config(const std::string& dir, const ConfigRecord& record) {
-  const std::string path = (fs::path(dir) / (record.id + ".h5")).string();
+  const std::string path = (fs::path(dir) / config_file_name(record.id, record.launch, record.launches)).string();
   if (record.id.empty() || record.id.find('/') != std::string::npos)
     throw StoreError(path + ": configuration id '" + record.id + "' cannot be a file name");
   write_store_file(path, kConfigurationKind, [&](const H5Io& io, hid_t file) {
     io.put_string(file, "config_id", record.id);
     if (!record.git_commit.empty()) io.put_string(file, "git_commit", record.git_commit);
     if (!record.finished_utc.empty()) io.put_string(file, "finished_utc", record.finished_utc);
+    io.put_int(file, "launch", record.launch);
+    io.put_int(file, "launches", record.launches);
     write_params(io, file, record.params);
     H5Group runs = io.create_group(file, "runs");
     for (const auto& run : record.runs) write_run(io, runs.get(), run);
@@ -344,6 +430,13 @@ ConfigRecord read_config(const std::string& path) {
   // Optional: files written before they existed lack them (schema version unchanged).
   if (io.has_attribute(file.get(), "git_commit")) record.git_commit = io.get_string(file.get(), "git_commit");
   if (io.has_attribute(file.get(), "finished_utc")) record.finished_utc = io.get_string(file.get(), "finished_utc");
+  if (io.has_attribute(file.get(), "launches")) {
+    record.launches = static_cast<int>(io.get_int(file.get(), "launches"));
+    record.launch = static_cast<int>(io.get_int(file.get(), "launch"));
+    if (record.launches < 1 || record.launch < 0 || record.launch >= record.launches)
+      throw io.error("launch " + std::to_string(record.launch) + " of " + std::to_string(record.launches) +
+                     " is out of range");
+  }
   record.params = read_params(io, file.get());
   H5Group runs = io.open_group(file.get(), "runs");
   for (const auto& name : io.member_names(runs.get())) record.runs.push_back(read_run(io, runs.get(), name));

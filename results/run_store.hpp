@@ -27,7 +27,15 @@ void write_study(const std::string& dir, const StudyMetadata& metadata, const Co
 // study has none (world size 1, --no-commbench).
 StudyMetadata read_study(const std::string& dir, CommBenchTable* commbench = nullptr);
 
-// Writes <dir>/<record.id>.h5 (replacing an older one). The directory must exist.
+// The file of one configuration's runs of one launch (0-based of `launches`): <id>.h5 in a
+// study of one launch, <id>.launch-<k>-of-<n>.h5 (k counted from 1) otherwise.
+std::string config_file_name(const std::string& id, int launch, int launches);
+// Records of the same configuration (equal id) from the launches of one study folder, as one
+// record whose runs carry their launch, sorted by run index; records of a one-launch study
+// pass unchanged, in order.
+std::vector<ConfigRecord> merge_launches(std::vector<ConfigRecord> records);
+
+// Writes <dir>/<config_file_name(...)> (replacing an older one). The directory must exist.
 void write_config(const std::string& dir, const ConfigRecord& record);
 // Throws StoreError naming the file for a missing, truncated, foreign, incomplete or
 // other-version file.

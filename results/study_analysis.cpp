@@ -33,15 +33,17 @@ void load_folder(const std::string& dir, const LoadOptions& options, LoadedStudy
     throw StoreError(bad.front() + (bad.size() > 1 ? " (and " + std::to_string(bad.size() - 1) + " more)" : "") +
                      "; pass --skip-bad to report on the readable files");
   loaded.skipped.insert(loaded.skipped.end(), bad.begin(), bad.end());
+  std::vector<ConfigRecord> records;
   for (const std::string& file : files) {
     try {
-      loaded.configs.push_back(read_config(file));
+      records.push_back(read_config(file));
       ++source.config_files;
     } catch (const StoreError& e) {
       if (!options.skip_bad) throw;
       loaded.skipped.push_back(e.what());
     }
   }
+  for (ConfigRecord& record : merge_launches(std::move(records))) loaded.configs.push_back(std::move(record));
   if (source.config_files == 0 && bad.empty())
     throw StoreError(dir + ": no configuration files (*.h5) in this folder; is it a study made by `ddpscale sweep`?");
   loaded.sources.push_back(std::move(source));

@@ -106,6 +106,18 @@ ComparedStudy describe(const LoadedStudy& study) {
   return s;
 }
 
+// Over the configurations whose speedups were compared with intervals on both sides.
+double median_relative_half_width(const std::vector<ConfigComparison>& configs,
+                                  std::optional<ConfigSpeedup> ConfigComparison::*side) {
+  std::vector<double> widths;
+  for (const ConfigComparison& c : configs) {
+    if (c.agreement != SpeedupAgreement::agree && c.agreement != SpeedupAgreement::differ) continue;
+    const ConfigSpeedup& s = *(c.*side);
+    widths.push_back((s.speedup_ci.high - s.speedup_ci.low) / 2 / s.speedup);
+  }
+  return median(widths);
+}
+
 std::string summary_line(const ComparisonResult& r) {
   std::string line;
   if (r.speedups_compared == 0) {
@@ -115,6 +127,9 @@ std::string summary_line(const ComparisonResult& r) {
            " configurations";
     if (r.speedups_without_interval > 0)
       line += " (" + std::to_string(r.speedups_without_interval) + " without an interval: fewer than 2 runs)";
+    if (std::isfinite(r.median_relative_half_width_a))
+      line += ", with a median 95% half-width of " + percent(r.median_relative_half_width_a) + " of the speedup in A and " +
+              percent(r.median_relative_half_width_b) + " in B";
   }
   line += "; throughput changed significantly on " + std::to_string(r.significant.size()) + " of " +
           std::to_string(r.configs.size());
@@ -242,6 +257,8 @@ ComparisonResult compare_loaded(const LoadedStudy& study_a, const LoadedStudy& s
   for (const ConfigSummary& cb : b.configs)
     if (!a_by_key.count(comparison_match_key(cb.params, options.ignore_fields))) r.only_in_b.push_back(cb.id);
   r.speedups_compared = r.speedups_agree + r.speedups_differ + r.speedups_without_interval;
+  r.median_relative_half_width_a = median_relative_half_width(r.configs, &ConfigComparison::speedup_a);
+  r.median_relative_half_width_b = median_relative_half_width(r.configs, &ConfigComparison::speedup_b);
 
   if (r.configs.empty()) {
     const auto first = [](const std::vector<std::string>& ids) { return ids.empty() ? std::string("none") : ids.front(); };
@@ -418,6 +435,8 @@ std::string comparison_json(const ComparisonResult& r) {
       .field("speedups_differ", static_cast<int64_t>(r.speedups_differ))
       .field("speedups_without_interval", static_cast<int64_t>(r.speedups_without_interval))
       .field("throughput_changed_significantly", static_cast<int64_t>(r.significant.size()))
+      .field("median_relative_half_width_a", r.median_relative_half_width_a)
+      .field("median_relative_half_width_b", r.median_relative_half_width_b)
       .end_object();
   const auto speedup = [&json](const char* name, const std::optional<ConfigSpeedup>& s) {
     json.key(name);

@@ -84,6 +84,10 @@ struct ComparisonResult {
   size_t speedups_differ = 0;
   size_t speedups_without_interval = 0;
   std::vector<size_t> significant;        // indices into configs
+  // The median over compared configurations of the speedup interval's half-width relative
+  // to the speedup, in each study (NaN without intervals): agreement bought with wide
+  // intervals shows here.
+  double median_relative_half_width_a = kNaN, median_relative_half_width_b = kNaN;
   // "speedups agree on 47 of 52 configurations; throughput changed significantly on 3: ..."
   std::string summary_line;
 };

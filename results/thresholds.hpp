@@ -17,8 +17,9 @@ struct ConfigSpeedup {
   int64_t batch = 0;        // per rank
   double speedup = kNaN;    // point estimate, mean throughput(N) / mean throughput(1)
   Interval speedup_ci;      // bootstrap percentile interval
-  double p_value = kNaN;    // Welch, throughput(N) vs throughput(1)
+  double p_value = kNaN;    // Welch, throughput(N) vs throughput(1); over launches where several
   int world_size = 2;
+  int launches = 1;         // the launches the interval was computed over
 };
 
 // "Pays off": N GPUs are faster (speedup > 1) and the difference is significant (p < alpha).

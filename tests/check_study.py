@@ -6,8 +6,9 @@ grid its spec expands to and against docs/hdf5-schema.md.
                  [--seed S] [--commbench | --no-commbench]
   check_study.py compare REFERENCE DIR     same configuration files, same runs, nothing extra
 
-`check` asserts: exactly the expected configurations (model x batch x world), each file
-complete and readable, `runs` runs with indices 0..runs-1 and status ok, phase_us of shape
+`check` asserts: exactly the expected configurations (model x batch x world), one file per
+launch of each (--launches), each file complete and readable, the launch's share of `runs`
+runs (indices 0..runs-1 over all launches, once each) with status ok, phase_us of shape
 [world_size][7][steps], finite timings, one positive host-drift calibration reading per
 rank (calibration_host_us [world_size][1]), and samples_per_second equal to
 global_batch * steps / max(wall_seconds) -- the formula of trainer/study/config_runner.cpp
@@ -174,8 +175,12 @@ def check_config_file(path, expect, failures):
         with h5py.File(path, "r") as f:
             check_root(f, "configuration", failures, name)
             root = attrs_dict(f)
-            failures.expect(root.get("config_id") == name[:-3],
-                            f"{name}: config_id attribute {root.get('config_id')!r} is not the file name stem")
+            launches, launch = int(root.get("launches", 1)), int(root.get("launch", 0))
+            stem = root.get("config_id") + (f".launch-{launch + 1}-of-{launches}" if launches > 1 else "")
+            failures.expect(stem == name[:-3],
+                            f"{name}: config_id attribute {root.get('config_id')!r} (launch {launch + 1} of {launches})"
+                            " does not name this file")
+            failures.expect(launches == expect.launches, f"{name}: launches {launches}, spec says {expect.launches}")
             # Which build measured it and when: a resumed study can mix builds.
             failures.expect(re.fullmatch(r"[0-9a-f]{7,40}(-modified)?|unknown", root.get("git_commit", "")) is not None,
                             f"{name}: git_commit attribute {root.get('git_commit')!r} is not a commit")
@@ -195,16 +200,20 @@ def check_config_file(path, expect, failures):
                 if wanted is not None:
                     failures.expect(int(p[attr]) == wanted, f"{name}: {attr} {p[attr]}, spec says {wanted}")
             runs = f["runs"]
-            indices = [int(r.attrs["index"]) for r in runs.values()]
-            failures.expect(sorted(indices) == list(range(int(p["runs"]))),
-                            f"{name}: run indices {sorted(indices)}, expected 0..{int(p['runs']) - 1} once each")
+            indices = sorted(int(r.attrs["index"]) for r in runs.values())
+            # launch k of n takes its share of the runs, as trainer/study/launch_driver.cpp splits them
+            total = int(p["runs"])
+            base, extra = divmod(total, launches)
+            first = launch * base + min(launch, extra)
+            share = list(range(first, first + base + (1 if launch < extra else 0)))
+            failures.expect(indices == share, f"{name}: run indices {indices}, expected {share} once each")
             for group_name, run in runs.items():
                 index = int(run.attrs["index"])
                 failures.expect(group_name == f"run_{index:04d}", f"{name}: group {group_name} holds run {index}")
                 failures.expect(int(run.attrs["seed"]) == int(p["seed"]) + index,
                                 f"{name}: run {index} seed {run.attrs['seed']}, expected seed + index")
                 check_run(run, p, f"{name} {group_name}", failures)
-            return key
+            return key + (launch,)
     except (OSError, KeyError, ValueError) as e:
         failures.fail(f"{name}: unreadable or incomplete: {type(e).__name__}: {e}")
         return None
@@ -218,7 +227,8 @@ def check(args):
         return 1
     for t in tmp_files(directory):
         failures.fail(f"leftover temporary file {t}")
-    wanted = {(m, b, w) for m in args.models for b in args.batches for w in args.worlds}
+    wanted = {(m, b, w, k) for m in args.models for b in args.batches for w in args.worlds
+              for k in range(args.launches)}
     found = {}
     for name in config_files(directory):
         key = check_config_file(os.path.join(directory, name), args, failures)
@@ -228,7 +238,7 @@ def check(args):
             failures.fail(f"configuration {key} is stored twice: {found[key]} and {name}")
         found[key] = name
     for key in sorted(wanted - found.keys()):
-        failures.fail(f"configuration model={key[0]} batch={key[1]} world={key[2]} has no file")
+        failures.fail(f"configuration model={key[0]} batch={key[1]} world={key[2]} launch {key[3] + 1} has no file")
     for key in sorted(found.keys() - wanted):
         failures.fail(f"unexpected configuration file {found[key]} ({key})")
     check_study_file(os.path.join(directory, "study.h5"), args.commbench, failures)
@@ -293,6 +303,7 @@ def main():
     c.add_argument("--warmup", type=int)
     c.add_argument("--steps", type=int, required=True)
     c.add_argument("--seed", type=int)
+    c.add_argument("--launches", type=int, default=1, help="launches of the study (files per configuration)")
     c.add_argument("--commbench", dest="commbench", action="store_true", default=True)
     c.add_argument("--no-commbench", dest="commbench", action="store_false")
     m = sub.add_parser("compare")

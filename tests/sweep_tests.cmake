@@ -37,6 +37,14 @@ add_test(NAME sweep_interleave
 set_tests_properties(sweep_interleave PROPERTIES LABELS "mpi;study"
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
+# launches: 2: one command runs two launches of fresh processes; files, process ids and
+# instruments read back with h5py; the report; --resume at launch granularity.
+add_test(NAME sweep_launches
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launches_test.sh $<TARGET_FILE:ddpscale>
+                 ${ddpscale_studies_dir}/launches -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_launches PROPERTIES LABELS "mpi;study"
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
 # A one-node SLURM cluster on localhost (root; munge + slurmctld + slurmd) runs
 # slurm/study.sbatch on tests/specs/tiny.yaml. 77 (skipped) where SLURM cannot start.
 add_test(NAME slurm_study

@@ -15,6 +15,7 @@
 
 #include "run_store.hpp"
 #include "study_analysis.hpp"
+#include "report_format.hpp"
 #include "study_comparison.hpp"
 #include "temp_dir.hpp"
 #include "text_io.hpp"
@@ -148,7 +149,18 @@ TEST(StudyComparison, IdenticalStudiesAgreeEverywhere) {
     }
   EXPECT_TRUE(found);
   EXPECT_NEAR(large.speedup_a->speedup, 2 * 4000.0 / 4400.0, 1e-12);
-  EXPECT_EQ(r.summary_line, "speedups agree on 2 of 2 configurations; throughput changed significantly on 0 of 4");
+  // The median half-width of each study's speedup intervals, relative to the speedup: the
+  // same studies give the same number on both sides, the median of the two configurations'.
+  std::vector<double> widths;
+  for (const ConfigComparison& c : r.configs)
+    if (c.speedup_a) widths.push_back((c.speedup_a->speedup_ci.high - c.speedup_a->speedup_ci.low) / 2 / c.speedup_a->speedup);
+  ASSERT_EQ(widths.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.median_relative_half_width_a, (widths[0] + widths[1]) / 2);
+  EXPECT_DOUBLE_EQ(r.median_relative_half_width_b, r.median_relative_half_width_a);
+  EXPECT_EQ(r.summary_line, "speedups agree on 2 of 2 configurations, with a median 95% half-width of " +
+                                percent(r.median_relative_half_width_a) + " of the speedup in A and " +
+                                percent(r.median_relative_half_width_b) +
+                                " in B; throughput changed significantly on 0 of 4");
 }
 
 // Halving every step time doubles every throughput exactly (scaling by 2 is exact in binary
@@ -178,8 +190,7 @@ TEST(StudyComparison, HalvedStepTimesDoubleThroughputExactly) {
     EXPECT_EQ(c.speedup_a->speedup_ci.high, c.speedup_b->speedup_ci.high);
   }
   EXPECT_TRUE(contains(r.summary_line,
-                       "speedups agree on 2 of 2 configurations; throughput changed significantly on 4 of 4: "
-                       "mlp-medium_b32_w1_weak_default 2.00x ["))
+                       " in B; throughput changed significantly on 4 of 4: mlp-medium_b32_w1_weak_default 2.00x ["))
       << r.summary_line;
 }
 
@@ -207,8 +218,10 @@ TEST(StudyComparison, FlagsExactlyTheConfigurationThatGotSlower) {
   EXPECT_EQ(large.agreement, SpeedupAgreement::differ);
   EXPECT_NEAR(large.speedup_b->speedup / large.speedup_a->speedup, 1.1, 1e-3);
   EXPECT_EQ(r.speedups_agree, 1u);
-  EXPECT_TRUE(contains(r.summary_line, "speedups agree on 1 of 2 configurations; throughput changed significantly on 1 "
-                                       "of 4: mlp-large_b32_w1_weak_default 0.909x ["))
+  EXPECT_TRUE(contains(r.summary_line, "speedups agree on 1 of 2 configurations, with a median 95% half-width of "))
+      << r.summary_line;
+  EXPECT_TRUE(contains(r.summary_line, " in B; throughput changed significantly on 1 of 4: "
+                                       "mlp-large_b32_w1_weak_default 0.909x ["))
       << r.summary_line;
 }
 

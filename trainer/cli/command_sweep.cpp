@@ -16,9 +16,21 @@ static std::string joined_command_line(int argc, char** argv) {
   return line;
 }
 
+// The options every launch of a study of several launches is given as they were given here.
+static std::vector<std::string> launch_args_as_given(const cxxopts::ParseResult& args) {
+  std::vector<std::string> given;
+  for (const char* flag : {"no-commbench", "no-memory-check", "allow-shared-gpu"})
+    if (args.count(flag)) given.push_back(std::string("--") + flag);
+  for (const char* valued : {"nccl-profile", "device"})
+    if (args.count(valued)) given.insert(given.end(), {std::string("--") + valued, args[valued].as<std::string>()});
+  if (args.count("comm-timeout")) given.insert(given.end(), {"--comm-timeout", std::to_string(args["comm-timeout"].as<int>())});
+  return given;
+}
+
 int run_sweep_command(int argc, char** argv) {
   cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec "
-                                    "in one launch, one HDF5 file per configuration.\n"
+                                    "(with launches: L in the spec, over L launches of fresh processes), one HDF5 file per configuration "
+                                    "and launch.\n"
                                     "Example: mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick");
   options.add_options()
       ("spec", "the sweep spec (YAML; keys in experiments/README.md)", cxxopts::value<std::string>())
@@ -27,6 +39,10 @@ int run_sweep_command(int argc, char** argv) {
       ("overwrite", "measure every configuration again, replacing what --out holds")
       ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
       ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
+      ("launch", "measure only this launch (1..launches) in the processes started; without it, a study of several "
+                 "launches starts each as fresh processes itself", cxxopts::value<int>())
+      ("launcher", "how each launch of a study of several launches is started: the launcher and its options before -np",
+       cxxopts::value<std::string>()->default_value("mpirun --bind-to none"))
       ("dry-run", "list the configurations in run order and the steps they will train, then exit (--out not needed)")
       ("no-memory-check", "skip the memory pre-flight, which refuses the spec before the first run when a "
                           "configuration's estimated training memory (weights, gradients, optimizer state, gradient "
@@ -59,6 +75,15 @@ int run_sweep_command(int argc, char** argv) {
     sweep.nccl_profile = args["nccl-profile"].as<std::string>();
     sweep.commbench = args.count("no-commbench") == 0;
     sweep.command_line = joined_command_line(argc, argv);
+    if (args.count("launch")) {
+      const int launch = args["launch"].as<int>();
+      if (launch < 1) throw UsageError("--launch counts from 1, got " + std::to_string(launch));
+      sweep.launch = launch - 1;
+    }
+    sweep.launcher = args["launcher"].as<std::string>();
+    if (sweep.launcher.find_first_not_of(" \t") == std::string::npos)
+      throw UsageError("--launcher is empty; give the launcher, e.g. --launcher \"mpirun --bind-to none\"");
+    sweep.launch_args = launch_args_as_given(args);
     launch = launch_options_from(args);
     spec = load_sweep_spec(sweep.spec_path);
   } catch (const std::exception& e) {

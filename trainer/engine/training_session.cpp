@@ -333,11 +333,17 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
   timings.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (setup_.sampler) {
     setup_.sampler->stop();
+    uint64_t reasons = 0;  // every reason seen during the measured steps
     for (const DeviceSample& sample : setup_.sampler->samples()) {
       timings.gpu_utilization_pct.push_back(sample.utilization_pct);
       timings.gpu_memory_used_mib.push_back(sample.memory_used_mib);
       timings.gpu_power_w.push_back(sample.power_w);
+      timings.instruments["gpu_sm_clock_mhz"].push_back(sample.sm_clock_mhz);
+      timings.instruments["gpu_memory_clock_mhz"].push_back(sample.memory_clock_mhz);
+      reasons |= sample.clock_event_reasons;
     }
+    if (!setup_.sampler->samples().empty())
+      timings.instruments["gpu_clock_event_reasons"] = {static_cast<float>(reasons)};
   }
   if (clock_) clock_->read(o.steps, timings);
   if (clock_ && captured_) keep_block_step_times(timings);

@@ -6,8 +6,11 @@
 #include <cstring>
 #include <new>
 
+#include <unistd.h>
+
 #include "check.hpp"
 #include "device_sampler.hpp"
+#include "host_probe.hpp"
 #include "engine/initial_model.hpp"
 #include "study/fault_injection.hpp"
 #include "study/host_calibration.hpp"
@@ -92,6 +95,19 @@ void perturb_parameters(TrainingSession& session) {
   if (!parameters.empty()) parameters.front().view(-1)[0].add_(1.0);
 }
 
+// The host's side of the run (devices/host_probe.hpp), from counters read just before and
+// just after it: outside the measured steps, so reading them changes nothing they time.
+void record_host_instruments(const HostCounters& before, const HostCounters& after, RankTimings& timings) {
+  const std::vector<int> cores = cores_of_this_process();
+  auto& instruments = timings.instruments;
+  instruments["cpu_cores"].assign(cores.begin(), cores.end());
+  if (const double mhz = mean_core_mhz(cores); std::isfinite(mhz)) instruments["cpu_mhz"] = {static_cast<float>(mhz)};
+  instruments["context_switches"] = {static_cast<float>(after.voluntary_switches - before.voluntary_switches),
+                                     static_cast<float>(after.involuntary_switches - before.involuntary_switches)};
+  if (std::isfinite(after.steal_ms) && std::isfinite(before.steal_ms))
+    instruments["host_steal_ms"] = {static_cast<float>(after.steal_ms - before.steal_ms)};
+}
+
 void record_calibration(const CalibrationReading& reading, RankTimings& timings) {
   if (std::isfinite(reading.host_us)) timings.calibration_host_us = {static_cast<float>(reading.host_us)};
   if (std::isfinite(reading.device_us)) timings.calibration_device_us = {static_cast<float>(reading.device_us)};
@@ -129,7 +145,8 @@ std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, co
 // cost a graph step on an H200 about 40 us (0.36% of 100 replays of mlp-medium b8;
 // docs/benchmarks.md, 2026-11-24). Start and stop readings bracket every run regardless.
 ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
-                                     const DeviceChoice& device, std::shared_ptr<InitialModel> model)
+                                     const DeviceChoice& device, std::shared_ptr<InitialModel> model, int first_run,
+                                     int end_run)
     : options_(options),
       group_(group),
       comm_(comm),
@@ -141,6 +158,10 @@ ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup
   record_.params = config_params(options, group.size(),
                                  describe_model(options.model, model_options_from(options)).parameters, device.cuda);
   record_.id = config_id(record_.params);
+  next_ = first_run;
+  end_ = end_run < 0 ? options.runs : end_run;
+  if (device.cuda)
+    for (int core : nvml_cpu_affinity(device.device_index)) gpu_cpu_affinity_.push_back(static_cast<float>(core));
 }
 
 ConfigurationRuns::~ConfigurationRuns() = default;
@@ -154,10 +175,12 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
                           std::chrono::system_clock::now().time_since_epoch()).count();
   RankTimings timings;
   timings.rank = group_.rank();
+  timings.process_id = getpid();
   std::string failure;
   std::pair<double, double> checksum{0, 0};
   record_calibration(measure_calibration(torch_device_of(device_)), timings);
   reset_peak_memory(device_);
+  const HostCounters before = read_host_counters();
   try {
     SessionSetup setup;
     setup.options = engine_options(options_, group_.size(), k);
@@ -187,6 +210,8 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
     failure = describe_failure(e.what(), options_, group_.size());
   }
   timings.peak_memory_bytes = peak_memory_bytes(device_);
+  record_host_instruments(before, read_host_counters(), timings);
+  if (!gpu_cpu_affinity_.empty()) timings.instruments["gpu_cpu_affinity"] = gpu_cpu_affinity_;
 
   if (any_rank_failed(group_, !failure.empty(), failure)) {
     run.status = RunStatus::failed;

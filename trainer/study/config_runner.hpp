@@ -24,10 +24,12 @@ using RunDoneCallback = std::function<void(const RunRecord&)>;
 // 1-rank configuration and its N-rank twin. Collective over `group` (the configuration's
 // ranks); comm is null for world size 1. `model` may be shared by twins (same model, options
 // and seed, so the same initial parameters); null: the configuration builds its own.
+// It runs runs first_run to end_run - 1 (-1: options.runs): a launch's share of them.
 class ConfigurationRuns {
  public:
   ConfigurationRuns(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
-                    const DeviceChoice& device, std::shared_ptr<InitialModel> model = nullptr);
+                    const DeviceChoice& device, std::shared_ptr<InitialModel> model = nullptr, int first_run = 0,
+                    int end_run = -1);
   ~ConfigurationRuns();
   ConfigurationRuns(const ConfigurationRuns&) = delete;
   ConfigurationRuns& operator=(const ConfigurationRuns&) = delete;
@@ -36,7 +38,7 @@ class ConfigurationRuns {
   void run_remaining(const RunDoneCallback& on_run_done) {
     while (!done()) run_next(on_run_done);
   }
-  bool done() const { return next_ >= options_.runs; }
+  bool done() const { return next_ >= end_; }
   // Complete on the group's rank 0 once done().
   ConfigRecord take_record() { return std::move(record_); }
 
@@ -49,7 +51,9 @@ class ConfigurationRuns {
   std::shared_ptr<InitialModel> model_;
   std::unique_ptr<DeviceSampler> sampler_;
   ConfigRecord record_;
+  std::vector<float> gpu_cpu_affinity_;  // NVML's cores close to this rank's GPU, read once
   int next_ = 0;
+  int end_ = 0;
 };
 
 // The model a configuration's runs start from (trainer/engine/initial_model.hpp).

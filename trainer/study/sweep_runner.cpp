@@ -14,6 +14,7 @@
 #include "commbench.hpp"
 #include "study/config_runner.hpp"
 #include "study/fault_injection.hpp"
+#include "study/launch_driver.hpp"
 #include "study/memory_preflight.hpp"
 #include "launch/device_choice.hpp"
 #include "launch/launch_prologue.hpp"
@@ -159,8 +160,8 @@ void check_configs_fit_in_memory(const std::vector<SweepConfig>& configs, const 
                    " (or drop them from the spec; nothing was run)");
 }
 
-std::string config_file(const SweepOptions& options, const std::string& id) {
-  return (fs::path(options.out_dir) / (id + ".h5")).string();
+std::string config_file(const SweepOptions& options, const std::string& id, int launch, int launches) {
+  return (fs::path(options.out_dir) / config_file_name(id, launch, launches)).string();
 }
 
 // The configuration's id from its model's description (params_of describes the model again).
@@ -177,9 +178,10 @@ ConfigParams params_of(const SweepConfig& c, bool on_cuda) {
   return p;
 }
 
-// Rank 0: which configurations are already complete, or why the output folder is refused.
+// Rank 0: which configurations launch `launch` of `launches` has already complete, or why the
+// output folder is refused.
 std::string plan_output(const SweepOptions& options, const std::vector<SweepConfig>& configs, bool on_cuda,
-                        std::vector<int>& skip) {
+                        int launch, int launches, std::vector<int>& skip) {
   skip.assign(configs.size(), 0);
   std::error_code ec;
   const bool exists = fs::exists(options.out_dir, ec);
@@ -202,7 +204,7 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
   if (!options.resume || options.overwrite) return "";
   for (size_t i = 0; i < configs.size(); ++i) {
     const ConfigParams params = params_of(configs[i], on_cuda);
-    const std::string path = config_file(options, config_id(params));
+    const std::string path = config_file(options, config_id(params), launch, launches);
     if (!fs::exists(path)) continue;
     if (!config_file_matches(path, params))
       return path + " was written with different settings than " + options.spec_path +
@@ -286,7 +288,7 @@ bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda) {
 
 // --dry-run: what the spec expands to, in the order it would run, and how much training
 // that is (steps are per rank; every configuration also builds its model once).
-void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda) {
+void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda, int launches) {
   std::printf("# %s: %zu configurations in run order\n", spec.name.c_str(), configs.size());
   std::printf("%-4s %-72s %5s %8s %9s\n", "#", "configuration", "runs", "steps", "samples");
   long long total_runs = 0, total_steps = 0;
@@ -300,6 +302,10 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
     total_steps += steps;
   }
   std::printf("# total: %lld runs, %lld steps (warm-up included)\n", total_runs, total_steps);
+  if (launches > 1)
+    std::printf("# launches: %d: each configuration's runs are split over %d launches, each with fresh processes, "
+                "communicators and contexts; odd launches run the configurations in reverse order\n",
+                launches, launches);
   if (spec.interleave_runs)
     std::printf("# order: each 1-rank configuration and its N-rank twin next to it alternate run by run "
                 "(A B B A ...; interleave_runs: true, the default)\n");
@@ -312,14 +318,22 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
 class SweepLaunch {
  public:
   SweepLaunch(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options)
-      : mpi_(mpi), device_(device), spec_(spec), options_(options), leader_(mpi.rank() == 0) {}
+      : mpi_(mpi),
+        device_(device),
+        spec_(spec),
+        options_(options),
+        leader_(mpi.rank() == 0),
+        launches_(launches_for(spec, device.cuda)),
+        launch_(std::max(0, options.launch)),
+        driving_(launches_ > 1 && options.launch < 0) {}
 
   int run() {
     if (!expand_configurations()) return 2;
     if (options_.dry_run) {
-      if (leader_) print_plan(spec_, configs_, device_.cuda);
+      if (leader_) print_plan(spec_, configs_, device_.cuda, launches_);
       return 0;
     }
+    if (driving_) return drive_every_launch();
     if (!agree_on_output()) return 2;
     install_stop_handlers(leader_);
     make_groups_and_communicators();
@@ -343,10 +357,15 @@ class SweepLaunch {
       const NcclProfile profile = select_profile(spec_, options_.nccl_profile);
       apply_nccl_profile(profile);
       configs_ = expand_sweep(spec_, profile.name);
+      check_launches();
+      // Odd launches take the configurations in reverse order, so no configuration always
+      // runs first after a launch starts (twins stay next to each other).
+      if (launch_ % 2 == 1) std::reverse(configs_.begin(), configs_.end());
       models_ = validate_configs(configs_, mpi_.size(), device_.cuda);
-      // Not for --dry-run, which only lists the plan.
+      // Not for --dry-run, which only lists the plan, nor for the driver of launches, which
+      // measures nothing itself (each launch checks before its first run).
       check_configs_fit_in_memory(configs_, models_, mpi_, device_,
-                                  options_.memory_check && spec_.memory_check && !options_.dry_run);
+                                  options_.memory_check && spec_.memory_check && !options_.dry_run && !driving_);
       for (size_t i = 0; i < configs_.size(); ++i) ids_.push_back(id_of(configs_[i], models_[i], device_.cuda));
     } catch (const std::exception& e) {
       usage_error = e.what();
@@ -354,12 +373,45 @@ class SweepLaunch {
     return !any_rank_has_usage_error(mpi_, "ddpscale sweep", usage_error);
   }
 
+  // Every launch needs a run of every configuration, and --launch names one of them.
+  void check_launches() const {
+    if (options_.launch >= launches_)
+      throw UsageError("--launch " + std::to_string(options_.launch + 1) + ": " + spec_.path + " has " +
+                       std::to_string(launches_) + " launch" + (launches_ == 1 ? "" : "es") +
+                       " (launches:), so --launch goes from 1 to " + std::to_string(launches_));
+    for (const SweepConfig& c : configs_)
+      if (c.options.runs < launches_)
+        throw UsageError(config_name(c) + ": " + std::to_string(c.options.runs) + " runs cannot be split over " +
+                         std::to_string(launches_) + " launches; give at least as many runs as launches (runs: " +
+                         std::to_string(launches_) + " or more), or fewer launches (launches: " +
+                         std::to_string(c.options.runs) + ")");
+  }
+
+  // The driver of a study of several launches: rank 0 accepts or refuses --out, finds the
+  // launches already complete (--resume) and starts the others one after the other.
+  int drive_every_launch() {
+    std::vector<int> done(static_cast<size_t>(launches_), 0);
+    const std::string refusal = on_leader([&] {
+      for (int k = 0; k < launches_; ++k) {
+        std::vector<int> skip;
+        // Odd launches store the same configurations; the order does not matter here.
+        if (std::string error = plan_output(options_, configs_, device_.cuda, k, launches_, skip); !error.empty())
+          return error;
+        done[static_cast<size_t>(k)] = std::all_of(skip.begin(), skip.end(), [](int s) { return s == 1; });
+      }
+      return std::string();
+    });
+    if (!agree_on_leaders_error(refusal, "the output folder")) return 2;
+    return drive_launches(mpi_, options_, done);
+  }
+
   // Rank 0 accepts or refuses --out and finds the configurations already done (--resume);
   // every rank learns both. False after a refusal was reported.
   bool agree_on_output() {
     skip_.assign(configs_.size(), 0);
-    if (!agree_on_leaders_error(on_leader([&] { return plan_output(options_, configs_, device_.cuda, skip_); }),
-                                "the output folder"))
+    if (!agree_on_leaders_error(
+            on_leader([&] { return plan_output(options_, configs_, device_.cuda, launch_, launches_, skip_); }),
+            "the output folder"))
       return false;
     mpi_.world().broadcast_within_comm_timeout(skip_.data(), static_cast<int>(skip_.size()), MPI_INT, 0,
                                                "sweep broadcast of the configurations already done", WaitPolling::sleep);
@@ -382,7 +434,9 @@ class SweepLaunch {
   bool write_study_file() {
     const StudyMetadata metadata = collect_study_metadata(mpi_, options_.command_line);
     const int widest = *worlds_.rbegin();
-    int new_study = leader_ && (options_.overwrite || !fs::exists(fs::path(options_.out_dir) / kStudyFileName));
+    // Under --overwrite, the first launch replaces study.h5 and the later ones keep it.
+    int new_study = leader_ && ((options_.overwrite && launch_ == 0) ||
+                                !fs::exists(fs::path(options_.out_dir) / kStudyFileName));
     mpi_.world().broadcast_within_comm_timeout(&new_study, 1, MPI_INT, 0, "sweep broadcast of whether study.h5 is new",
                                                WaitPolling::sleep);
     CommBenchTable bench;
@@ -398,17 +452,28 @@ class SweepLaunch {
     }), "study.h5");
   }
 
+  // This launch's share of a configuration's runs.
+  LaunchShare share_of(const SweepConfig& c) const { return launch_share(c.options.runs, launch_, launches_); }
+  size_t runs_here(const SweepConfig& c) const {
+    const LaunchShare share = share_of(c);
+    return static_cast<size_t>(share.end - share.first);
+  }
+
   Progress start_progress() {
     size_t total_runs = 0;
-    for (const auto& c : configs_) total_runs += static_cast<size_t>(c.options.runs);
+    for (const auto& c : configs_) total_runs += runs_here(c);
     Progress progress(configs_.size(), total_runs);
     for (size_t i = 0; i < configs_.size(); ++i)
-      if (skip_[i]) progress.skipped(static_cast<size_t>(configs_[i].options.runs));
+      if (skip_[i]) progress.skipped(runs_here(configs_[i]));
     progress.mark_resume_point();
+    const std::string launch_text = launches_ > 1 ? ", launch " + std::to_string(launch_ + 1) + " of " +
+                                                        std::to_string(launches_) + " (pid " +
+                                                        std::to_string(getpid()) + ")"
+                                                  : "";
     if (leader_)
-      std::fprintf(stderr, "[sweep] %s: %zu configurations (%zu already done), %zu runs, profile %s, out %s\n",
+      std::fprintf(stderr, "[sweep] %s: %zu configurations (%zu already done), %zu runs%s, profile %s, out %s\n",
                    spec_.name.c_str(), configs_.size(), static_cast<size_t>(std::count(skip_.begin(), skip_.end(), 1)),
-                   total_runs, configs_.empty() ? "default" : configs_.front().nccl_profile.c_str(),
+                   total_runs, launch_text.c_str(), configs_.empty() ? "default" : configs_.front().nccl_profile.c_str(),
                    options_.out_dir.c_str());
     return progress;
   }
@@ -428,11 +493,14 @@ class SweepLaunch {
       const TrainOptions& o = configs_[i + m].options;
       if (!groups_[o.world_size]) continue;
       if (!shared_model) shared_model = make_initial_model(o, device_);
+      const LaunchShare share = share_of(configs_[i + m]);
       runs[m] = std::make_unique<ConfigurationRuns>(o, *groups_[o.world_size], comms_[o.world_size].get(), device_,
-                                                    shared_model);
+                                                    shared_model, share.first, share.end);
     }
     if (interleave) {
-      for (int k = 0; k < configs_[i].options.runs; ++k)
+      const LaunchShare share = share_of(configs_[i]);
+      // A B B A ... from the first run of this launch's share; the next launch's continues it.
+      for (int k = share.first; k < share.end; ++k)
         for (size_t j = 0; j < 2; ++j) {
           const size_t m = k % 2 == 0 ? j : 1 - j;
           if (runs[m]) runs[m]->run_next(on_run_done);
@@ -460,6 +528,9 @@ class SweepLaunch {
   std::string store(const SweepConfig& config, ConfigRecord record) {
     record.params.nccl_profile = config.nccl_profile;
     record.params.nccl_variables = nccl_variables_in_effect();
+    record.launch = launch_;
+    record.launches = launches_;
+    for (RunRecord& run : record.runs) run.launch = launch_;
     record.id = config_id(record.params);
     record.git_commit = build_git_commit();
     record.finished_utc = utc_now_iso8601();
@@ -513,6 +584,9 @@ class SweepLaunch {
   const SweepSpec& spec_;
   const SweepOptions& options_;
   const bool leader_;
+  const int launches_;  // launches of the study (launches_for)
+  const int launch_;    // the one this process measures (0 for the driver, which measures none)
+  const bool driving_;  // these processes start the launches instead of measuring
   std::vector<SweepConfig> configs_;
   std::vector<ModelDescription> models_;  // configs_[i]'s model
   std::vector<std::string> ids_;          // configs_[i]'s config_id, which names it in barriers and progress

@@ -4,6 +4,7 @@
 // only when complete, so an interrupted study resumes where it stopped.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "study/sweep_spec.hpp"
 
@@ -22,6 +23,13 @@ struct SweepOptions {
   bool dry_run = false;      // list the configurations and exit: nothing measured or written
   bool memory_check = true;  // refuse configurations that cannot fit before the first run (--no-memory-check: false)
   std::string command_line;
+  // Which launch this process measures (0-based; --launch counts from 1), -1: every launch,
+  // driving them as nested jobs where the study has more than one (study/launch_driver.hpp).
+  int launch = -1;
+  // How a launch is started (--launcher): the launcher and its options before -np.
+  std::string launcher = "mpirun --bind-to none";
+  // The options each launch is given as they were given here (--device, --comm-timeout, ...).
+  std::vector<std::string> launch_args;
 };
 
 // Exit codes: 0 all configurations done (failed runs are recorded, not fatal), 1 a file

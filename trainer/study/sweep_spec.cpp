@@ -98,7 +98,7 @@ const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_
                                         "placement_shifts_mib",
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
                                         "allreduce_dtype", "interleave_runs", "input_shape", "input",
-                                        "memory_check"};
+                                        "memory_check", "launches"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
@@ -225,6 +225,7 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
   if (root["memory_check"]) spec.memory_check = r.scalar<bool>(root["memory_check"], "memory_check", "true or false");
+  if (root["launches"]) spec.launches = r.positive<int>(root["launches"], "launches");
   if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
   if (root["first_bucket_mb"]) b.first_bucket_mb = r.positive<double>(root["first_bucket_mb"], "first_bucket_mb");
   // torchscript:PATH models' input (docs/own-models.md), for every such model in `models`.
@@ -383,6 +384,11 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
     }
   } while (advance(index, dimensions));
   return configs;
+}
+
+int launches_for(const SweepSpec& spec, bool on_cuda) {
+  if (spec.launches > 0) return spec.launches;
+  return on_cuda ? kDefaultLaunchesGpu : kDefaultLaunchesCpu;
 }
 
 }  // namespace ddpscale

@@ -52,11 +52,21 @@ struct SweepSpec {
   // the speedup alike (docs/methodology.md, "Order of a study"). On by default: a speedup
   // whose halves met different host speeds is not a measurement of the speedup.
   bool interleave_runs = true;
+  // How many launches (fresh processes, communicators and CUDA contexts) share each
+  // configuration's runs: what differs between launches is part of what a user's rerun
+  // meets, so the interval must sample it (docs/methodology.md, "Launches"). 0: the default,
+  // kDefaultLaunchesGpu on GPUs and kDefaultLaunchesCpu on CPU (launches_for).
+  int launches = 0;
   // false: skip the memory pre-flight (study/memory_preflight.hpp), as --no-memory-check does.
   bool memory_check = true;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
   std::vector<SpecOverride> overrides;
 };
+
+constexpr int kDefaultLaunchesGpu = 3;
+constexpr int kDefaultLaunchesCpu = 1;
+// The launches a study runs on this device: the spec's, or the device's default.
+int launches_for(const SweepSpec& spec, bool on_cuda);
 
 // Throws SpecError naming file, line and key for a missing/unreadable file, YAML syntax
 // errors, unknown keys, wrong types and bad values.

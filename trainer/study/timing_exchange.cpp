@@ -7,7 +7,8 @@
 
 namespace ddpscale {
 
-// Flattens one rank's timings into floats: [phases x steps][3 NVML series][GPU busy][2 calibrations]. The sizes go
+// Flattens one rank's timings into floats: [phases x steps][3 NVML series][GPU busy][2 calibrations]
+// [instruments, in kInstrumentNames' order]. The sizes go
 // first, in their own small message, so the receiver knows how to cut the floats.
 static std::vector<float> flatten(const RankTimings& t, std::vector<int64_t>& sizes) {
   std::vector<float> flat;
@@ -21,15 +22,22 @@ static std::vector<float> flatten(const RankTimings& t, std::vector<int64_t>& si
     sizes.push_back(static_cast<int64_t>(series->size()));
     flat.insert(flat.end(), series->begin(), series->end());
   }
+  for (const char* name : kInstrumentNames) {
+    const auto found = t.instruments.find(name);
+    const size_t count = found == t.instruments.end() ? 0 : found->second.size();
+    sizes.push_back(static_cast<int64_t>(count));
+    if (count) flat.insert(flat.end(), found->second.begin(), found->second.end());
+  }
   return flat;
 }
 
 static RankTimings unflatten(int rank, const std::vector<float>& flat, const std::vector<int64_t>& sizes,
-                             double wall_seconds, int64_t peak_memory) {
+                             const double* scalars) {
   RankTimings t;
   t.rank = rank;
-  t.wall_seconds = wall_seconds;
-  t.peak_memory_bytes = peak_memory;
+  t.wall_seconds = scalars[0];
+  t.peak_memory_bytes = static_cast<int64_t>(scalars[1]);
+  t.process_id = static_cast<int64_t>(scalars[2]);
   size_t offset = 0, index = 0;
   auto take = [&](std::vector<float>& out) {
     const auto n = static_cast<size_t>(sizes[index++]);
@@ -43,14 +51,22 @@ static RankTimings unflatten(int rank, const std::vector<float>& flat, const std
   take(t.gpu_busy_us);
   take(t.calibration_host_us);
   take(t.calibration_device_us);
+  for (const char* name : kInstrumentNames) {
+    std::vector<float> series;
+    take(series);
+    if (!series.empty()) t.instruments[name] = std::move(series);
+  }
   return t;
 }
 
 std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTimings& mine) {
-  constexpr int kSeries = kPhaseCount + 6;
+  constexpr int kSeries = kPhaseCount + 6 + static_cast<int>(kInstrumentCount);
+  constexpr int kScalars = 3;  // wall seconds, peak memory, process id
   std::vector<int64_t> sizes;
   std::vector<float> flat = flatten(mine, sizes);
-  if (group.size() == 1) return {unflatten(0, flat, sizes, mine.wall_seconds, mine.peak_memory_bytes)};
+  double scalars[kScalars] = {mine.wall_seconds, static_cast<double>(mine.peak_memory_bytes),
+                              static_cast<double>(mine.process_id)};
+  if (group.size() == 1) return {unflatten(0, flat, sizes, scalars)};
 
   const int n = group.size();
   std::vector<int64_t> all_sizes(static_cast<size_t>(n * kSeries));
@@ -59,11 +75,11 @@ std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTi
   DDPSCALE_MPI_CHECK(MPI_Igather(sizes.data(), kSeries, MPI_INT64_T, all_sizes.data(), kSeries, MPI_INT64_T, 0,
                                  group.handle(), &request));
   wait_within_comm_timeout(request, "gathering the run's timings to rank 0 (sizes)", WaitPolling::spin);
-  double scalars[2] = {mine.wall_seconds, static_cast<double>(mine.peak_memory_bytes)};
-  std::vector<double> all_scalars(static_cast<size_t>(n * 2));
-  DDPSCALE_MPI_CHECK(
-      MPI_Igather(scalars, 2, MPI_DOUBLE, all_scalars.data(), 2, MPI_DOUBLE, 0, group.handle(), &request));
-  wait_within_comm_timeout(request, "gathering the run's timings to rank 0 (wall time, peak memory)", WaitPolling::spin);
+  std::vector<double> all_scalars(static_cast<size_t>(n * kScalars));
+  DDPSCALE_MPI_CHECK(MPI_Igather(scalars, kScalars, MPI_DOUBLE, all_scalars.data(), kScalars, MPI_DOUBLE, 0,
+                                 group.handle(), &request));
+  wait_within_comm_timeout(request, "gathering the run's timings to rank 0 (wall time, peak memory, process id)",
+                           WaitPolling::spin);
 
   std::vector<int> counts(static_cast<size_t>(n)), displs(static_cast<size_t>(n));
   int total = 0;
@@ -84,8 +100,7 @@ std::vector<RankTimings> gather_rank_timings(const MpiGroup& group, const RankTi
     const auto begin = all_flat.begin() + displs[static_cast<size_t>(r)];
     std::vector<float> part(begin, begin + counts[static_cast<size_t>(r)]);
     std::vector<int64_t> part_sizes(all_sizes.begin() + r * kSeries, all_sizes.begin() + (r + 1) * kSeries);
-    result.push_back(unflatten(r, part, part_sizes, all_scalars[static_cast<size_t>(r * 2)],
-                               static_cast<int64_t>(all_scalars[static_cast<size_t>(r * 2 + 1)])));
+    result.push_back(unflatten(r, part, part_sizes, &all_scalars[static_cast<size_t>(r * kScalars)]));
   }
   return result;
 }

@@ -1,0 +1,219 @@
+#include "report_launches.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "report_format.hpp"
+
+namespace ddpscale {
+namespace {
+
+const std::vector<float>* instrument(const RankTimings& rank, const char* name) {
+  const auto found = rank.instruments.find(name);
+  return found == rank.instruments.end() || found->second.empty() ? nullptr : &found->second;
+}
+
+std::string mhz_text(double mhz) { return std::isfinite(mhz) ? format_number(std::round(mhz), 4) : "n/a"; }
+
+std::string launch_means_text(const LaunchGroups& groups) {
+  std::string text;
+  for (const auto& g : groups) text += (text.empty() ? "" : " / ") + (g.empty() ? "n/a" : format_number(mean(g), 4));
+  return text;
+}
+
+std::string levels_text(const ConfigSummary& c) {
+  if (!c.separate_levels) return "no";
+  return "**yes**: " + format_number(c.levels.low_mean, 4) + " (" + std::to_string(c.levels.low_count) + " runs) and " +
+         format_number(c.levels.high_mean, 4) + " (" + std::to_string(c.levels.n - c.levels.low_count) +
+         " runs), p = " + p_text(c.levels.p_value);
+}
+
+std::string config_label(const ConfigParams& p) {
+  return p.model + " b" + std::to_string(p.batch_per_rank) + " " + ranks_text(p) + exec_dtype_text(p.exec, p.dtype);
+}
+
+}  // namespace
+
+std::string core_ranges(const std::vector<int>& cores) {
+  std::string text;
+  for (size_t i = 0; i < cores.size();) {
+    size_t j = i;
+    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+    text += (text.empty() ? "" : ",") + std::to_string(cores[i]) + (j > i ? "-" + std::to_string(cores[j]) : "");
+    i = j + 1;
+  }
+  return text;
+}
+
+std::string clock_event_reason_names(uint64_t reasons) {
+  // nvml.h's nvmlClocksEventReason* bits.
+  static const std::pair<uint64_t, const char*> kNames[] = {
+      {0x1, "GPU idle"},          {0x2, "application clocks"}, {0x4, "SW power cap"},
+      {0x8, "HW slowdown"},       {0x10, "sync boost"},        {0x20, "SW thermal slowdown"},
+      {0x40, "HW thermal slowdown"}, {0x80, "HW power brake"}, {0x100, "display clock"}};
+  std::string text;
+  for (const auto& [bit, name] : kNames)
+    if (reasons & bit) text += (text.empty() ? "" : ", ") + std::string(name);
+  return text.empty() ? "none" : text;
+}
+
+std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config) {
+  std::map<int, std::vector<const RunRecord*>> by_launch;
+  for (const RunRecord& run : config.runs) by_launch[run.launch].push_back(&run);
+  std::vector<LaunchInstruments> result;
+  for (const auto& [launch, runs] : by_launch) {
+    LaunchInstruments li;
+    li.launch = launch;
+    li.runs = runs.size();
+    std::set<int> cores;
+    std::vector<double> mhz, switches, steal, sm, memory, throughput;
+    for (const RunRecord* run : runs) {
+      if (run->status == RunStatus::ok) throughput.push_back(run->samples_per_second);
+      double run_switches = 0;
+      bool has_switches = false;
+      for (const RankTimings& rank : run->ranks) {
+        if (rank.process_id > 0 &&
+            std::find(li.process_ids.begin(), li.process_ids.end(), rank.process_id) == li.process_ids.end())
+          li.process_ids.push_back(rank.process_id);
+        if (const auto* c = instrument(rank, "cpu_cores"))
+          for (float core : *c) cores.insert(static_cast<int>(core));
+        if (const auto* m = instrument(rank, "cpu_mhz")) mhz.push_back(m->front());
+        if (const auto* s = instrument(rank, "context_switches"); s && s->size() >= 2) {
+          run_switches += (*s)[1];
+          has_switches = true;
+        }
+        if (const auto* s = instrument(rank, "gpu_sm_clock_mhz")) sm.insert(sm.end(), s->begin(), s->end());
+        if (const auto* s = instrument(rank, "gpu_memory_clock_mhz")) memory.insert(memory.end(), s->begin(), s->end());
+        if (const auto* r = instrument(rank, "gpu_clock_event_reasons"))
+          li.clock_event_reasons |= static_cast<uint64_t>(r->front());
+      }
+      if (has_switches) switches.push_back(run_switches);
+      // Steal is host-wide: rank 0's reading stands for the run.
+      if (!run->ranks.empty())
+        if (const auto* s = instrument(run->ranks.front(), "host_steal_ms")) steal.push_back(s->front());
+    }
+    li.cores = core_ranges({cores.begin(), cores.end()});
+    li.cpu_mhz = median(mhz);
+    li.involuntary_switches = median(switches);
+    li.steal_ms = median(steal);
+    li.gpu_sm_clock_mhz = median(sm);
+    li.gpu_memory_clock_mhz = median(memory);
+    li.mean_throughput = mean(throughput);
+    result.push_back(li);
+  }
+  return result;
+}
+
+LaunchText::LaunchText(const StudyAnalysis& analysis, const std::vector<ConfigRecord>& configs, ReportDocument& doc)
+    : a_(analysis), configs_(configs), doc_(doc) {}
+
+const ConfigRecord* LaunchText::record_of(const std::string& id) const {
+  for (const ConfigRecord& record : configs_)
+    if (record.id == id) return &record;
+  return nullptr;
+}
+
+std::string LaunchText::summary_note(const std::string& section_ref) const {
+  int most_launches = 1;
+  size_t leveled = 0;
+  for (const ConfigSummary& c : a_.configs) {
+    most_launches = std::max(most_launches, c.launches);
+    if (c.separate_levels) ++leveled;
+  }
+  if (most_launches == 1 && leveled == 0) return "";
+  std::string text;
+  if (most_launches > 1)
+    text += "Each configuration's runs came from " + std::to_string(most_launches) +
+            " launches of fresh processes; its intervals are computed over launches. ";
+  if (leveled > 0)
+    text += std::to_string(leveled) + " of " + std::to_string(a_.configs.size()) +
+            " configurations ran at two separate speed levels (" + section_ref + ").";
+  else
+    text += "No configuration's runs fell into separate speed levels (" + section_ref + ").";
+  return text;
+}
+
+void LaunchText::write_section() {
+  int most_launches = 1;
+  for (const ConfigSummary& c : a_.configs) most_launches = std::max(most_launches, c.launches);
+  if (most_launches > 1)
+    doc_.paragraph(
+        "Each configuration's runs were split over " + std::to_string(most_launches) +
+        " launches: fresh processes, communicators and device contexts, as a user's rerun gets. Runs of one launch "
+        "share its host state, so a speedup's interval is computed over launches (a two-level bootstrap: launches, "
+        "then runs within each; a Student-t quantile with launches - 1 degrees of freedom), and is as wide as the "
+        "launches disagree. The share between launches below is the intraclass correlation of the throughputs "
+        "(one-way random effects, method of moments).");
+  else
+    doc_.paragraph(
+        "This study ran in one launch: its intervals cover what varies between runs of one set of processes, not "
+        "between launches. A rerun may meet another host state; `launches:` in the spec samples it.");
+  doc_.paragraph(
+      "Speed levels: the runs' throughputs are tested for two separate levels with Engelman and Hartigan's test for "
+      "two clusters (the largest share of the sum of squares one split explains, against normal samples of the same "
+      "size); a configuration is flagged at p < 0.01 when each level holds two runs or more and the levels are at "
+      "least 5% apart.");
+  spread_table();
+  instruments_table();
+}
+
+void LaunchText::spread_table() {
+  ReportTable table;
+  table.header = {"configuration", "launches", "runs kept", "samples/s per launch", "between launches",
+                  "separate levels"};
+  table.right_aligned = {false, true, true, true, true, false};
+  for (const ConfigSummary& c : a_.configs) {
+    const LaunchGroups groups = throughputs_by_launch(c);
+    table.rows.push_back({config_label(c.params), std::to_string(c.launches), std::to_string(c.kept_throughputs.size()),
+                          launch_means_text(groups),
+                          std::isfinite(c.launch_variance.between_share) ? percent(c.launch_variance.between_share)
+                                                                         : "n/a",
+                          levels_text(c)});
+  }
+  doc_.table(table);
+}
+
+void LaunchText::instruments_table() {
+  bool any = false;
+  for (const ConfigRecord& record : configs_)
+    for (const RunRecord& run : record.runs)
+      for (const RankTimings& rank : run.ranks) any = any || !rank.instruments.empty();
+  if (!any) {
+    doc_.paragraph("The runs carry no instruments (written before ddpscale recorded them).");
+    return;
+  }
+  doc_.paragraph(
+      "What each launch's runs met (medians over its runs): the process ids, the cores the ranks' threads last ran "
+      "on, their clock, the involuntary context switches per run (all ranks), the hypervisor's steal per run (all "
+      "cores), the GPUs' SM and memory clocks during the measured steps and every clock-event reason NVML gave.");
+  bool gpu = false;
+  for (const ConfigSummary& c : a_.configs) gpu = gpu || c.params.device == "cuda";
+  ReportTable table;
+  table.header = {"configuration", "launch", "runs", "samples/s", "process ids", "cores", "CPU MHz",
+                  "involuntary switches", "steal ms"};
+  if (gpu) table.header.insert(table.header.end(), {"SM MHz", "memory MHz", "clock events"});
+  table.right_aligned.assign(table.header.size(), true);
+  table.right_aligned[0] = table.right_aligned[4] = table.right_aligned[5] = false;
+  if (gpu) table.right_aligned.back() = false;
+  for (const ConfigSummary& c : a_.configs) {
+    const ConfigRecord* record = record_of(c.id);
+    if (!record) continue;
+    for (const LaunchInstruments& li : instruments_by_launch(*record)) {
+      std::string pids;
+      for (int64_t pid : li.process_ids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
+      std::vector<std::string> row = {config_label(c.params), std::to_string(li.launch + 1), std::to_string(li.runs),
+                                      format_number(li.mean_throughput, 4), pids.empty() ? "n/a" : pids,
+                                      li.cores.empty() ? "n/a" : li.cores, mhz_text(li.cpu_mhz),
+                                      format_number(li.involuntary_switches, 3), format_number(li.steal_ms, 3)};
+      if (gpu)
+        row.insert(row.end(), {mhz_text(li.gpu_sm_clock_mhz), mhz_text(li.gpu_memory_clock_mhz),
+                               clock_event_reason_names(li.clock_event_reasons)});
+      table.rows.push_back(row);
+    }
+  }
+  doc_.table(table);
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,56 @@
+// The report's launches section: per configuration, how its runs spread over the launches
+// that measured them (each launch's mean, the share of the variance between launches), a
+// flag where the runs fall into two separate speed levels, and what the instruments read in
+// each launch (cores, clocks, context switches, steal), so a level can be traced to its
+// cause. Apart from report_writer.cpp, which orders sections.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "report_document.hpp"
+#include "study_analysis.hpp"
+
+namespace ddpscale {
+
+// What one launch's runs of a configuration read on its instruments, summarised over runs
+// and ranks (medians; "n/a" where not recorded).
+struct LaunchInstruments {
+  int launch = 0;
+  size_t runs = 0;
+  std::vector<int64_t> process_ids;  // distinct, in rank order of first appearance
+  std::string cores;                 // "0-3,8" : the cores the ranks' threads last ran on
+  double cpu_mhz = kNaN;
+  double involuntary_switches = kNaN;  // per run, summed over ranks
+  double steal_ms = kNaN;              // per run
+  double gpu_sm_clock_mhz = kNaN;
+  double gpu_memory_clock_mhz = kNaN;
+  uint64_t clock_event_reasons = 0;    // OR over runs and ranks
+  double mean_throughput = kNaN;       // of the runs that succeeded
+};
+std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config);
+
+// "0-3,8,10-11" from sorted distinct cores.
+std::string core_ranges(const std::vector<int>& cores);
+// NVML's clock-event reason bits in words ("SW power cap, HW slowdown"), "none" for 0.
+std::string clock_event_reason_names(uint64_t reasons);
+
+class LaunchText {
+ public:
+  LaunchText(const StudyAnalysis& analysis, const std::vector<ConfigRecord>& configs, ReportDocument& doc);
+  // The section's body, below its heading.
+  void write_section();
+  // For the executive summary: "3 launches; 2 of 8 configurations show separate speed
+  // levels (section N)" style facts, "" with one launch and no levels.
+  std::string summary_note(const std::string& section_ref) const;
+
+ private:
+  void spread_table();
+  void instruments_table();
+  const ConfigRecord* record_of(const std::string& id) const;
+
+  const StudyAnalysis& a_;
+  const std::vector<ConfigRecord>& configs_;
+  ReportDocument& doc_;
+};
+
+}  // namespace ddpscale

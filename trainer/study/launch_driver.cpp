@@ -1,0 +1,240 @@
+#include "study/launch_driver.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "check.hpp"
+#include "mpi_context.hpp"
+#include "study/sweep_runner.hpp"
+
+extern char** environ;
+
+namespace ddpscale {
+namespace {
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+// The variable's name in NAME=value.
+std::string name_of(const std::string& assignment) { return assignment.substr(0, assignment.find('=')); }
+
+// What a running Open MPI, PMIx or SLURM job gives its processes, as opposed to what a user
+// sets: a nested launcher that sees these believes it is one of the job's processes.
+bool set_by_the_running_job(const std::string& name) {
+  if (starts_with(name, "OMPI_MCA_")) {
+    // The job's own wiring among the MCA parameters; btl, pml and the like are the user's.
+    for (const char* job : {"OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix", "OMPI_MCA_initial_wdir",
+                            "OMPI_MCA_mpi_oversubscribe", "OMPI_MCA_rmaps_", "OMPI_MCA_shmem_RUNTIME_QUERY_hint",
+                            "OMPI_MCA_hwloc_base_binding_policy", "OMPI_MCA_opal_"})
+      if (starts_with(name, job)) return true;
+    return false;
+  }
+  if (starts_with(name, "OMPI_ALLOW_RUN_AS_ROOT")) return false;
+  for (const char* job : {"OMPI_", "PMIX_", "PMI_", "ORTE_", "OPAL_", "HWLOC_", "SLURM_STEP", "SLURM_PROCID",
+                          "SLURM_LOCALID", "SLURM_NODEID", "SLURM_TASK_PID", "SLURM_GTIDS", "SLURM_STEPID"})
+    if (starts_with(name, job)) return true;
+  return false;
+}
+
+// --host h1:2,h2:2 where the ranks span several hosts, in the order of their ranks.
+std::string host_list(const std::vector<std::string>& rank_hosts) {
+  std::vector<std::pair<std::string, int>> hosts;
+  for (const std::string& host : rank_hosts) {
+    if (hosts.empty() || hosts.back().first != host) hosts.push_back({host, 0});
+    ++hosts.back().second;
+  }
+  std::string list;
+  for (const auto& [host, slots] : hosts) list += (list.empty() ? "" : ",") + host + ":" + std::to_string(slots);
+  return list;
+}
+
+bool spans_several_hosts(const std::vector<std::string>& rank_hosts) {
+  for (const std::string& host : rank_hosts)
+    if (host != rank_hosts.front()) return true;
+  return false;
+}
+
+std::string this_executable() {
+  char path[4096];
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0) throw std::runtime_error(std::string("readlink(/proc/self/exe) failed: ") + std::strerror(errno));
+  return std::string(path, static_cast<size_t>(length));
+}
+
+// The launch under way (rank 0 only), for the signal handler: SIGINT or SIGTERM to the driver
+// goes on to it, so the launch stores what it is writing and stops (130) as a sweep does.
+volatile sig_atomic_t running_launch = 0;
+volatile sig_atomic_t stop_requested = 0;
+
+void forward_stop(int signal_number) {
+  stop_requested = 1;
+  if (running_launch > 0) kill(static_cast<pid_t>(running_launch), signal_number);
+}
+
+void install_forwarding() {
+  struct sigaction action {};
+  action.sa_handler = forward_stop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// Runs the command with the environment and waits; its output is the driver's. The child
+// dies with the driver (PR_SET_PDEATHSIG): a driver killed outright leaves no launch behind.
+int run_launch(const std::vector<std::string>& command, const std::vector<std::string>& environment) {
+  std::vector<char*> argv, envp;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& assignment : environment) envp.push_back(const_cast<char*>(assignment.c_str()));
+  envp.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error(std::string("fork() failed: ") + std::strerror(errno));
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    execvpe(argv[0], argv.data(), envp.data());
+    std::fprintf(stderr, "ddpscale sweep: cannot start the launch: %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  running_launch = child;
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid() failed: ") + std::strerror(errno));
+  }
+  running_launch = 0;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + WTERMSIG(status);
+}
+
+// A barrier the ranks that do not start launches wait in without holding a core: a launch
+// may run for hours, and on CPU the launch's ranks need the cores.
+void wait_beside_the_launch(const MpiGroup& world) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Ibarrier(world.handle(), &request));
+  for (;;) {
+    int done = 0;
+    DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+std::vector<std::string> sweep_args_for(const SweepOptions& options, int launch) {
+  std::vector<std::string> args = {this_executable(), "sweep", options.spec_path, "--out", options.out_dir,
+                                   "--launch", std::to_string(launch + 1)};
+  // Each launch overwrites its own files under --overwrite; otherwise it continues the study
+  // the earlier launches began.
+  args.push_back(options.overwrite ? "--overwrite" : "--resume");
+  args.insert(args.end(), options.launch_args.begin(), options.launch_args.end());
+  return args;
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) environment.emplace_back(*e);
+  return environment;
+}
+
+}  // namespace
+
+LaunchShare launch_share(int runs, int launch, int launches) {
+  LaunchShare share;
+  share.launch = launch;
+  share.launches = launches;
+  const int base = runs / launches, extra = runs % launches;
+  share.first = launch * base + std::min(launch, extra);
+  share.end = share.first + base + (launch < extra ? 1 : 0);
+  return share;
+}
+
+std::vector<std::string> launch_command(const std::string& launcher, const std::vector<std::string>& rank_hosts,
+                                        const std::vector<std::string>& sweep_args) {
+  std::vector<std::string> command = split_words(launcher);
+  // Open MPI refuses root unless told; the study's own launch was allowed, so this one is.
+  if (geteuid() == 0 && !command.empty() && command.front().find("mpi") != std::string::npos &&
+      std::find(command.begin(), command.end(), "--allow-run-as-root") == command.end())
+    command.insert(command.begin() + 1, "--allow-run-as-root");
+  command.push_back("-np");
+  command.push_back(std::to_string(rank_hosts.size()));
+  if (spans_several_hosts(rank_hosts)) {
+    command.push_back("--host");
+    command.push_back(host_list(rank_hosts));
+  }
+  command.insert(command.end(), sweep_args.begin(), sweep_args.end());
+  return command;
+}
+
+std::vector<std::string> launch_environment(const std::vector<std::string>& environment) {
+  std::vector<std::string> kept;
+  for (const std::string& assignment : environment)
+    if (!set_by_the_running_job(name_of(assignment))) kept.push_back(assignment);
+  return kept;
+}
+
+int drive_launches(const MpiContext& mpi, const SweepOptions& options, const std::vector<int>& launch_done) {
+  const bool leader = mpi.rank() == 0;
+  const int launches = static_cast<int>(launch_done.size());
+  int result = 0;
+  // Every rank: mpirun passes a Ctrl-C on as SIGTERM to all of them; rank 0 forwards it to
+  // the launch under way, the others wait for rank 0's verdict instead of dying at once.
+  install_forwarding();
+  for (int k = 0; k < launches; ++k) {
+    int status = 0;
+    if (leader) {
+      if (launch_done[static_cast<size_t>(k)]) {
+        std::fprintf(stderr, "[sweep] launch %d of %d: complete, skipped\n", k + 1, launches);
+      } else {
+        const auto command = launch_command(options.launcher, mpi.hostnames(), sweep_args_for(options, k));
+        std::fprintf(stderr, "[sweep] launch %d of %d: fresh processes (%s ...)\n", k + 1, launches,
+                     command.front().c_str());
+        try {
+          status = run_launch(command, launch_environment(current_environment()));
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "ddpscale sweep: launch %d of %d on %s: %s\n", k + 1, launches,
+                       mpi.hostname().c_str(), e.what());
+          status = 1;
+        }
+        if (stop_requested) status = 130;
+      }
+    } else {
+      wait_beside_the_launch(mpi.world());
+    }
+    if (leader) wait_beside_the_launch(mpi.world());
+    MPI_Request request = MPI_REQUEST_NULL;
+    DDPSCALE_MPI_CHECK(MPI_Ibcast(&status, 1, MPI_INT, 0, mpi.world().handle(), &request));
+    wait_without_bound(request);
+    if (status == 3) {
+      result = 3;  // recorded failures: the next launches still measure the other runs
+    } else if (status != 0) {
+      if (leader)
+        std::fprintf(stderr, "[sweep] launch %d of %d ended with exit code %d; %s\n", k + 1, launches, status,
+                     status == 130 ? "stopped: run the same command with --resume to continue"
+                                   : "rerun the same command with --resume to continue from there");
+      return status;
+    }
+  }
+  if (leader)
+    std::fprintf(stderr, "[sweep] done: %d launches in %s (`ddpscale report %s` reads them as one study)\n", launches,
+                 options.out_dir.c_str(), options.out_dir.c_str());
+  return result;
+}
+
+}  // namespace ddpscale

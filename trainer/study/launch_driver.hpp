@@ -1,0 +1,49 @@
+// A study of several launches from one command. `mpirun -np N ddpscale sweep SPEC` with
+// `launches: L > 1` does not measure in the processes mpirun started: they become the
+// driver. Rank 0 starts each launch as a fresh job of the same shape (N ranks on the same
+// hosts, the same launcher), `ddpscale sweep SPEC --launch k ...`, waits for it and goes on
+// to the next; the other ranks wait beside it without spinning. Fresh processes, NCCL
+// communicators and CUDA contexts are what makes a launch a launch (docs/methodology.md,
+// "Launches"); nested jobs are the way a running MPI job gets them everywhere mpirun runs
+// (MPI_Comm_spawn, the other way, hung on its third spawn under Open MPI 4.1).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace ddpscale {
+
+class MpiContext;
+struct SweepOptions;
+
+// The launch of a study: which of `launches` (0-based) and the runs of a configuration it
+// takes, [first, end) of `runs`: runs split as evenly as they go, earlier launches taking
+// one more where they do not divide.
+struct LaunchShare {
+  int launch = 0;
+  int launches = 1;
+  int first = 0;
+  int end = 0;
+};
+LaunchShare launch_share(int runs, int launch, int launches);
+
+// The launcher's words for a launch: `launcher` split on blanks (default: mpirun
+// --bind-to none; an mpirun-style launcher that takes -np and --host), with
+// --allow-run-as-root added for an MPI launcher run as root, then -np N and, when the ranks
+// span several hosts, --host h1:n1,h2:n2 in rank order. Exposed for tests.
+std::vector<std::string> launch_command(const std::string& launcher, const std::vector<std::string>& rank_hosts,
+                                        const std::vector<std::string>& sweep_args);
+
+// The environment for a nested launch: this process's, without the variables the running
+// MPI job gave its ranks (Open MPI's OMPI_COMM_WORLD_*, its ORTE/PMIx contact points,
+// SLURM's step ids), which would make the nested launcher think it runs inside a job;
+// settings a user makes (OMPI_MCA_btl, OMPI_ALLOW_RUN_AS_ROOT, NCCL_*) stay. Exposed for tests.
+std::vector<std::string> launch_environment(const std::vector<std::string>& environment);
+
+// Runs every launch of the study whose configurations are not all complete (launch_done[k]
+// is 1 where --resume found launch k complete) and returns the sweep's exit code: 0, 3 when
+// every launch ran but some configuration had no successful run, or the first other
+// failing launch's code (130 when stopped by SIGINT or SIGTERM, which reach the running
+// launch). Collective over the launched ranks.
+int drive_launches(const MpiContext& mpi, const SweepOptions& options, const std::vector<int>& launch_done);
+
+}  // namespace ddpscale
