@@ -16,7 +16,7 @@
 # instead of 100. A run of 100 eager MLP steps lasts 50-100 ms, and the host's speed moves
 # by up to 2x between processes seconds apart; in one trial pairs of 2000-step runs spread
 # less than pairs of 100-step runs, though 15 pairs could not establish it
-# (docs/results/h100/eager-modes-trial/windows.py; docs/benchmarks.md, 2026-11-25).
+# (docs/methodology.md, "Comparing with PyTorch's DDP").
 # PLACEMENT_SHIFTS="0,20,40,60" (PAIRING=row only): on both sides run k first holds the
 # (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts`), one run per
 # placement, so each side's median covers where its buffers land: cuDNN's persistent LSTM
