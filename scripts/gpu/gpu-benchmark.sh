@@ -21,7 +21,7 @@
 # (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts`), one run per
 # placement, so each side's median covers where its buffers land: cuDNN's persistent LSTM
 # kernel moved PyTorch's own lstm b128 graph step by 2.0% over four placements on an H100
-# (docs/benchmarks.md, 2026-11-25, sixth session).
+# (docs/methodology.md, "Where the buffers land").
 # PROCESS_SHIFTS="0 20 40 60" (PAIRING=turns only): set k's processes, both sides', hold the
 # (k mod n)-th of these MiB first, for their whole life (`ddpscale train --process-shift`), so
 # the sets sample layouts that a per-run shift cannot reach (library workspaces made once).
