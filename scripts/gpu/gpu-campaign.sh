@@ -87,7 +87,7 @@ step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
 # Right after commbench, so the two allreduce curves share the machine's state.
 [ -n "${NCCL_TESTS_SRC:-}" ] && step 02-nccl-tests nccl_tests_allreduce
 step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu/phase-timing-overhead.sh"
-# Two GPUs: the MLPs against PyTorch DDP on 1 and 2; one: the issue-19 grid, eager and graph.
+# Two GPUs: the MLPs against PyTorch DDP on 1 and 2; one: the PyTorch-comparison grid, eager and graph.
 step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" GPUS="$(( NRANKS >= 2 ? 2 : 1 ))" bash "$DDPSCALE_ROOT/scripts/gpu/gpu-benchmark.sh"
 step 04-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUILD_DIR="$BUILD_DIR" GRAPHS_TESTS=0 \
   bash "$DDPSCALE_ROOT/scripts/gpu/gpu-graphs.sh"
