@@ -1,15 +1,18 @@
 #include "torchscript_model.hpp"
 
+#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <torch/version.h>
 
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
-
-#include "sha256.hpp"
+#include <vector>
 
 namespace ddpscale {
 namespace {
@@ -260,6 +263,57 @@ std::shared_ptr<TorchScriptModel> load_torchscript_model(const std::string& path
                            error_line(e));
   }
   return std::make_shared<TorchScriptModel>(std::move(module), path);
+}
+
+// ---- SHA-256 (OpenSSL's EVP interface) ------------------------------------------------------
+
+namespace {
+
+using DigestContext = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
+
+DigestContext sha256_context() {
+  DigestContext context(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1)
+    throw std::runtime_error("SHA-256: OpenSSL could not start a digest");
+  return context;
+}
+
+void sha256_update(EVP_MD_CTX* context, const char* data, size_t size) {
+  if (EVP_DigestUpdate(context, data, size) != 1) throw std::runtime_error("SHA-256: OpenSSL digest update failed");
+}
+
+std::string sha256_final_hex(EVP_MD_CTX* context) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(context, digest, &length) != 1) throw std::runtime_error("SHA-256: OpenSSL digest failed");
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex += kHex[digest[i] >> 4];
+    hex += kHex[digest[i] & 15];
+  }
+  return hex;
+}
+
+}  // namespace
+
+std::string sha256_hex(const std::string& bytes) {
+  DigestContext context = sha256_context();
+  sha256_update(context.get(), bytes.data(), bytes.size());
+  return sha256_final_hex(context.get());
+}
+
+std::string sha256_file_hex(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot be read");
+  DigestContext context = sha256_context();
+  std::vector<char> block(1 << 20);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    sha256_update(context.get(), block.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) throw std::runtime_error(path + ": read error");
+  return sha256_final_hex(context.get());
 }
 
 // ---- probes and the registry's entry points -------------------------------------------------

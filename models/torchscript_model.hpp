@@ -42,6 +42,12 @@ class TorchScriptError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// SHA-256 (FIPS 180-4) in lower-case hex, 64 characters, from OpenSSL's libcrypto: the
+// TorchScript files a study trains are identified by it (ConfigParams::model_sha256).
+std::string sha256_hex(const std::string& bytes);
+// Reads the file in blocks; throws std::runtime_error naming the file when it cannot be read.
+std::string sha256_file_hex(const std::string& path);
+
 // What one probe (load, one forward on a batch of 3 in eval mode, the loss method if any)
 // found. Cached per (file, size, modification time, input, classes).
 struct TorchScriptProbe {

@@ -35,7 +35,7 @@ fi
 # A preset DDPSCALE_BIN runs another build (scripts/gpu/step-anatomy.sh compares two).
 DDPSCALE_BIN="${DDPSCALE_BIN:-$BUILD_DIR/trainer/ddpscale}"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader)
-# The PyTorch-comparison grid (issue 19), MODEL:BATCH: the configurations of
+# The PyTorch-comparison grid, MODEL:BATCH: the configurations of
 # experiments/pytorch-comparison-1gpu.yaml, which the GPU scripts time on both sides.
 COMPARISON_ROWS=(mlp-medium:8 mlp-medium:128 mlp-large:8 mlp-large:128 lstm:32 lstm:128 gru:32 gru:128 transformer:32 transformer:128)
 

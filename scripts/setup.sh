@@ -5,7 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 DEBIAN_PACKAGES=(build-essential cmake ninja-build git pkg-config
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
-  libcxxopts-dev libeigen3-dev libgtest-dev libyaml-cpp-dev libboost-math-dev
+  libcxxopts-dev libeigen3-dev libgtest-dev libyaml-cpp-dev libboost-math-dev libssl-dev
   python3 python3-h5py python3-numpy gnuplot-nox slurm-wlm munge)
 DEBIAN_PACKAGES+=(python3-scipy chromium)
 # Debian's libtorch takes its BLAS from the libblas.so.3 alternative, which is the netlib

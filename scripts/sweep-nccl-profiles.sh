@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a sweep once per NCCL profile of its spec, each profile in its own launch, into one
-# study folder. NCCL reads its environment once per process (docs/benchmarks.md), so a
+# study folder. NCCL reads its environment once per process (docs/methodology.md), so a
 # single launch cannot switch profiles.
 #   usage: scripts/sweep-nccl-profiles.sh SPEC.yaml OUT [extra ddpscale sweep options]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"

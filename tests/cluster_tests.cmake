@@ -1,4 +1,4 @@
-# Issue 18: an emulated two-node cluster (tests/cluster/, docs/multinode.md): two network +
+# An emulated two-node cluster (tests/cluster/, docs/multinode.md): two network +
 # UTS namespaces (node1, node2) joined by a veth pair shaped to 1 Gbit/s with tc tbf, one
 # slurmd per node, OpenMPI over TCP on that link only. It runs
 # `sbatch -N 2 slurm/study-multinode.sbatch tests/specs/tiny.yaml` (one rank per node, with

@@ -1,4 +1,4 @@
-# Issue 6 on CPU: bad input and faults, each on 2 MPI ranks against the built `ddpscale`.
+# Reliability on CPU: bad input and faults, each on 2 MPI ranks against the built `ddpscale`.
 # Included at the end of tests/CMakeLists.txt (after run_store_outside_tools.cmake, which
 # defines DDPSCALE_H5PY_PYTHON: the fault tests that read HDF5 need h5py and skip with 77
 # without it). The cases, the messages a user sees and what is not covered on CPU:
@@ -14,7 +14,7 @@ set_tests_properties(reliability_bad_input PROPERTIES LABELS "mpi;reliability" T
 
 # One CTest test per fault (reliability_faults.py says what each asserts).
 # sweep_barrier_stall, sweep_long_idle_wait: the sweep's bounded barriers; memory_preflight:
-# a model that cannot fit refused before allocation (issue 20).
+# a model that cannot fit refused before allocation.
 foreach(fault kill_rank stuck_rank signal_mpirun_int signal_mpirun_term signal_ranks_term nan_loss diverged oom_batch
               disk_full sweep_barrier_stall sweep_long_idle_wait memory_preflight)
   add_test(NAME reliability_${fault}

@@ -21,7 +21,7 @@ add_test(NAME sweep_kill_resume
 set_tests_properties(sweep_kill_resume PROPERTIES LABELS "mpi;study"
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
-# Issue 6's soak, shortened: 3 random kills + resumes, without the allreduce benchmark
+# The kill-and-resume soak, shortened: 3 random kills + resumes, without the allreduce benchmark
 # (15 s of start-up per launch on CPU). The full soak, benchmark included, is
 # `bash tests/soak_kill_resume.sh 10` (after the README's build).
 add_test(NAME sweep_soak_kill_resume

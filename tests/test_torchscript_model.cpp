@@ -8,7 +8,6 @@
 
 #include "launch/cli_util.hpp"
 #include "run_store.hpp"
-#include "sha256.hpp"
 #include "study/sweep_spec.hpp"
 #include "study/train_options.hpp"
 #include "temp_dir.hpp"
@@ -39,7 +38,8 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// FIPS 180-4 / NIST's examples (csrc.nist.gov, SHA256.pdf) and the empty message.
+// FIPS 180-2 / NIST's examples (csrc.nist.gov, SHA256.pdf) and the empty message, through
+// OpenSSL as ddpscale calls it.
 TEST(Sha256, StandardTestVectorsAbcAndEmptyString) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

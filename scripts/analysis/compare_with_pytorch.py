@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""ddpscale (eager and CUDA graph) beside PyTorch's Python DDP, from one GPU session.
+"""ddpscale (eager and CUDA graph) beside PyTorch's Python DDP, measured on the same GPU machine.
 
 Usage: compare_with_pytorch.py SUMMARY_CSV PYTORCH_JSONL [PYTORCH_JSONL ...]
 SUMMARY_CSV is the summary.csv `ddpscale report` wrote for a study with exec eager and
 graph (experiments/exec-modes.yaml); the JSONL files are what
-scripts/gpu/pytorch_ddp_reference.py printed on 1 and 2 GPUs in the same session.
+scripts/gpu/pytorch_ddp_reference.py printed on 1 and 2 GPUs on the same machine.
 Prints a markdown table: per (model, batch per GPU, GPUs), PyTorch's median samples/s over
 its runs, ddpscale's median over runs in each mode and the ratios, the GPU-busy floor and
 graph step / floor, and the 2-GPU weak-scaling efficiency of each. Medians on both sides,

@@ -16,18 +16,29 @@
 # instead of 100. A run of 100 eager MLP steps lasts 50-100 ms, and the host's speed moves
 # by up to 2x between processes seconds apart; in one trial pairs of 2000-step runs spread
 # less than pairs of 100-step runs, though 15 pairs could not establish it
-# (docs/results/h100/eager-modes-trial/windows.py; docs/benchmarks.md, 2026-11-25).
+# (docs/methodology.md, "Comparing with PyTorch's DDP").
 # PLACEMENT_SHIFTS="0,20,40,60" (PAIRING=row only): on both sides run k first holds the
 # (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts`), one run per
 # placement, so each side's median covers where its buffers land: cuDNN's persistent LSTM
 # kernel moved PyTorch's own lstm b128 graph step by 2.0% over four placements on an H100
-# (docs/benchmarks.md, 2026-11-25, sixth session).
+# (docs/methodology.md, "Where the buffers land").
 # PROCESS_SHIFTS="0 20 40 60" (PAIRING=turns only): set k's processes, both sides', hold the
 # (k mod n)-th of these MiB first, for their whole life (`ddpscale train --process-shift`), so
 # the sets sample layouts that a per-run shift cannot reach (library workspaces made once).
 # START_TOGETHER=1 (PAIRING=turns only): all rows' processes of a set start at once and run
 # their turn 0 (left out) together (take_turns.py --start-together), so a set's start-up is paid
 # once, not once per row.
+# PAIRING=grid: the whole 1-GPU grid within one 10-minute command, taking turns with every
+# row's processes started together: first the graph rows, GRAPH_SETS [4] sets (one per process
+# shift 0/20/40/60 MiB) of GRAPH_TURNS [5] turns of GRAPH_STEPS [100 lstm=40 gru=40
+# transformer=20] steps; then the eager rows against EAGER_VARIANTS [eager-caller-thread],
+# EAGER_TURNS [5] turns of EAGER_STEPS [100 lstm=20 gru=20 transformer=10] steps, as many sets as
+# start before EAGER_DEADLINE_S [550] seconds; take_turns is stopped at STOP_AT_S [585] so the
+# output is written before the command's limit. Starting and stopping processes and turn 0
+# take most of a set (docs/methodology.md, "Taking turns"), so the graph rows, whose sets agree
+# within 0.5%, get a fixed few and the eager rows the rest. Writes $OUT/graph/, $OUT/eager/
+# (take-turns.md, turns.jsonl, logs.tgz), graph.out, eager.out and machine.txt (the card, and
+# the sha256 of the binary and scripts: a device's copy of the tree need not carry its commit).
 # ROUNDS (default 4) rounds at most; no round starts after DEADLINE seconds (default 480,
 # for a 10-minute device call with the build done), so the call ends with a verdict on the
 # rounds that finished. Writes rounds and $OUT/reference-paired.md to ${OUT:-bench-out}/.
@@ -141,6 +152,31 @@ measured_on() {
 # instead of a whole launch. ROUNDS is the sets of fresh processes per row, TURNS (default 10)
 # the runs of each process; ddpscale runs --exec graph when VARIANTS is "graph", else eager.
 # No set starts after DEADLINE seconds.
+if [ "${PAIRING:-round}" = grid ]; then
+  [ "$gpus" = 1 ] || { log "PAIRING=grid is for 1 GPU"; exit 2; }
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  { date -u +%FT%TZ; nvidia-smi -L; } >"$out/machine.txt" 2>&1 || true
+  (cd "$DDPSCALE_ROOT" && sha256sum "$DDPSCALE_BIN" scripts/gpu/gpu-benchmark.sh scripts/gpu/take_turns.py \
+    scripts/gpu/pytorch_ddp_reference.py scripts/analysis/paired_ratio.py) >>"$out/machine.txt"
+  grid_turns() {  # take_turns until STOP_AT_S at the latest; a late end keeps the turns so far
+    local left=$(( ${STOP_AT_S:-585} - SECONDS ))
+    if ((left < 30)); then log "no time left for take_turns $*"; return 0; fi
+    timeout --kill-after=5 "$left" python3 "$DDPSCALE_ROOT/scripts/gpu/take_turns.py" --ddpscale "$DDPSCALE_BIN" \
+      --rows "${rows[@]}" --start-together "$@" ||
+      log "take_turns ended with $? (judge its turns.jsonl with take_turns.py --report)"
+  }
+  read -ra graph_steps <<<"${GRAPH_STEPS:-100 lstm=40 gru=40 transformer=20}"
+  read -ra eager_steps <<<"${EAGER_STEPS:-100 lstm=20 gru=20 transformer=10}"
+  read -ra eager_variants <<<"${EAGER_VARIANTS:-eager-caller-thread}"
+  grid_turns --exec graph --variants graph --process-shifts 0 20 40 60 --sets "${GRAPH_SETS:-4}" \
+    --turns "${GRAPH_TURNS:-5}" --steps "${graph_steps[@]}" --out "$out/graph" 2>"$out/graph.out"
+  echo "graph done at ${SECONDS} s" >>"$out/machine.txt"
+  grid_turns --exec eager --variants "${eager_variants[@]}" --sets 100 --turns "${EAGER_TURNS:-5}" \
+    --steps "${eager_steps[@]}" --deadline $(( ${EAGER_DEADLINE_S:-550} - SECONDS )) --out "$out/eager" \
+    2>"$out/eager.out"
+  echo "eager done at ${SECONDS} s" >>"$out/machine.txt"
+  exit 0
+fi
 if [ "${PAIRING:-round}" = turns ]; then
   [ "$gpus" = 1 ] || { log "PAIRING=turns is for 1 GPU"; exit 2; }
   exec_mode=eager

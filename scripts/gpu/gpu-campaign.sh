@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine: everything docs/ records from there, as one resumable job. One device
-# command may run 10 minutes and this takes longer, so start it in its own session and
+# command may run 10 minutes and this takes longer, so start it detached (setsid) and
 # poll it:
 #   setsid nohup bash scripts/gpu/gpu-campaign.sh >/dev/null 2>&1 &     # start (or continue)
 #   bash scripts/gpu/gpu-campaign.sh --status                            # progress, logs to $OUT
@@ -11,14 +11,14 @@
 # them, the seed study, the threshold study, float32 against bfloat16, the kernels that make
 # up the GPU-busy floor (scripts/gpu/kernel-floor.sh), the threshold study under strong scaling.
 # CAMPAIGN_SKIP="03-reference ..." leaves out steps already measured, to spend a short
-# device session on the rest. A study folder already in
-# $CAMPAIGN_DIR/studies/ (e.g. one cut off in an earlier session, copied there) is
+# device lease on the rest. A study folder already in
+# $CAMPAIGN_DIR/studies/ (e.g. one cut off earlier, copied there) is
 # continued, not repeated: every sweep runs with --resume.
 # Studies are packed into $CAMPAIGN_DIR/*.tar.gz after each step so a cut-off campaign
 # still brings back what it measured.
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 # One build for every step, with --exec graph compiled in (a superset of the default build):
-# a second build cost minutes of a 30-minute device session.
+# a second build costs minutes of device time.
 export DDPSCALE_CMAKE_ARGS="${DDPSCALE_CMAKE_ARGS:--DDDPSCALE_CUDA_GRAPHS=ON}"
 campaign="${CAMPAIGN_DIR:-/root/ddpscale-campaign}"
 mkdir -p "$campaign/studies"
@@ -87,7 +87,7 @@ step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
 # Right after commbench, so the two allreduce curves share the machine's state.
 [ -n "${NCCL_TESTS_SRC:-}" ] && step 02-nccl-tests nccl_tests_allreduce
 step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu/phase-timing-overhead.sh"
-# Two GPUs: the MLPs against PyTorch DDP on 1 and 2; one: the issue-19 grid, eager and graph.
+# Two GPUs: the MLPs against PyTorch DDP on 1 and 2; one: the PyTorch-comparison grid, eager and graph.
 step 03-reference env OUT="$campaign/bench" STUDIES="$campaign/studies" GPUS="$(( NRANKS >= 2 ? 2 : 1 ))" bash "$DDPSCALE_ROOT/scripts/gpu/gpu-benchmark.sh"
 step 04-graphs env OUT="$campaign/bench" STUDIES="$campaign/studies" GRAPHS_BUILD_DIR="$BUILD_DIR" GRAPHS_TESTS=0 \
   bash "$DDPSCALE_ROOT/scripts/gpu/gpu-graphs.sh"

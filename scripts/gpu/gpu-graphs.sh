@@ -2,7 +2,7 @@
 # On the GPU machine: --exec graph, which is built only with -DDDPSCALE_CUDA_GRAPHS=ON.
 # Builds that into its own folder, runs the GPU tests there (GraphMode.* in test_ddp_gpu
 # among them), then measures eager against graph on the reference grid
-# (experiments/exec-modes.yaml) and PyTorch's DDP beside them in the same session.
+# (experiments/exec-modes.yaml) and PyTorch's DDP beside them on the same machine.
 # Writes logs to ${OUT:-bench-out}/; the study goes to ${STUDIES:-studies}/exec-modes.
 export BUILD_DIR="${GRAPHS_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build-gpu-graphs}"
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
@@ -22,7 +22,7 @@ sweep_into() {
   resume_sweep "experiments/$spec" "${STUDIES:-$DDPSCALE_ROOT/studies}/$name" 2>&1 | tee "$out/$name-sweep.txt"
 }
 
-# Shortest and most telling first, so a device session cut short still answers the most.
+# Shortest and most telling first, so a run cut short still answers the most.
 log "the levers of 2-GPU efficiency in graph mode: experiments/graph-scaling.yaml"
 sweep_into graph-scaling.yaml graph-scaling
 

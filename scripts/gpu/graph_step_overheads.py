@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a timing tool's bookkeeping costs a replayed CUDA-graph step (issue 19).
+"""What a timing tool's bookkeeping costs a replayed CUDA-graph step.
 
 ddpscale's graph step is the replay plus, per measured step, one CUDA event (the step's end)
 and a copy of the loss (the run's loss trajectory). PyTorch's reference loop replays only.

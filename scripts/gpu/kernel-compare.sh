@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: ddpscale's step and PyTorch's, kernel by kernel (issue 19). For each
+# On the GPU machine: ddpscale's step and PyTorch's, kernel by kernel. For each
 # row, `ddpscale train --gpu-kernels` and scripts/gpu/pytorch_ddp_reference.py --kernels
 # profile 20 steps after 3 runs of 10 + 100 steps; scripts/analysis/kernel_side_by_side.py
 # puts the two tables side by side in $OUT/kernels/<row>.md, and scripts/analysis/kernel_launches.py

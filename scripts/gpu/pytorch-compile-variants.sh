@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: torch.compile's two modes on the issue-19 grid, recorded beside the
+# On the GPU machine: torch.compile's two modes on the PyTorch-comparison grid, recorded beside the
 # paired comparison (scripts/gpu/gpu-benchmark.sh), which leaves them out because compiling
 # takes minutes. One process per mode, each cut after COMPILE_SECONDS (default 240): what
 # finished is in $OUT/pytorch-compile-<mode>.jsonl, with compile (warm-up) seconds per run.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch on the same models, batch sizes, optimizer and data as `ddpscale train`, so the two
-can be measured side by side in one session (scripts/gpu/gpu-benchmark.sh pairs them).
+can be measured side by side on one machine (scripts/gpu/gpu-benchmark.sh pairs them).
 
 Launch (one process per GPU):
     python3 scripts/gpu/pytorch_ddp_reference.py --model lstm transformer --batch 32 128 \
@@ -13,8 +13,8 @@ Variants (what a PyTorch user who cares about speed can run):
   eager                    Adam(fused=True), zero_grad(set_to_none=True): PyTorch's fastest eager step
   eager-caller-thread      eager with torch.autograd.set_multithreading_enabled(False): the backward
                            runs on the calling thread, not autograd's per-GPU thread, as ddpscale's does
-  eager-foreach            Adam's default (foreach) and zero_grad(set_to_none=False): the reference
-                           of the earlier sessions, kept to compare with their figures
+  eager-foreach            Adam's default (foreach) and zero_grad(set_to_none=False): PyTorch's
+                           default eager step
   graph                    the whole step (forward, backward, fused capturable Adam) captured once
                            with torch.cuda.graph and replayed (1 GPU only)
   compile-default          torch.compile(model), fused Adam
@@ -394,8 +394,8 @@ def main():
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
                                 **({"device_id": device} if device.type == "cuda" else {}))
     if args.take_turns:
-        # The CUDA context and its libraries load on first use, 6 s on an H100 (docs/benchmarks.md,
-        # 2026-11-25, seventh session): here, while the other programs start too, not in turn 0.
+        # The CUDA context and its libraries load on first use, 6 s on an H100 (measured
+        # 2026-11-25): here, while the other programs start too, not in turn 0.
         torch.ones(1, device=device).mul_(2)
         synchronize(device)
         print("# ready for turns: send 'go' for each run, 'stop' to end", flush=True)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: what each step of the PyTorch-comparison grid (issue 19) launches, and
+# On the GPU machine: what each step of the PyTorch-comparison grid launches, and
 # what the host pays per launch. For every (model, batch) row and exec mode, one binary
 # trains 3 runs of 10 + 100 steps, then profiles 20 more steps (--gpu-busy-steps) and writes
 # its kernel table (--gpu-kernels). scripts/analysis/step_anatomy.py then puts kernels per

@@ -7,8 +7,8 @@ Usage: take_turns.py --ddpscale BIN --rows MODEL:BATCH [...] [--exec eager|graph
                      [--process-shifts MIB ...] [--start-together] [--device cuda|cpu] --out DIR
 
 Why: an eager step is host work, and on the GPU machine the host's speed moves by up to 2x
-between processes seconds apart and by 15% between runs of one process (docs/benchmarks.md,
-2026-11-25, fourth session). gpu-benchmark.sh pairs whole launches, tens of seconds apart, so
+between processes seconds apart and by 15% between runs of one process (measured on an
+H100, 2026-11-25). gpu-benchmark.sh pairs whole launches, tens of seconds apart, so
 one round's ratio is close to a ratio of two independent draws. Here a set starts one
 `ddpscale train --take-turns` and one `pytorch_ddp_reference.py --take-turns` per PyTorch
 variant, waits until every process is ready, then hands out runs one at a time: turn t runs
@@ -226,8 +226,8 @@ def turn_order(programs, turn):
     """The order of `turn`: `programs` rotated left by (turn // 2) mod n, reversed for odd turns.
     Two programs: A B | B A | B A | A B | A B ...; three: A B C | C B A | B C A | A C B | C A B |
     B A C, so each program takes each place equally often and the middle one (after a wait)
-    is not always the same program. (Before 2026-11-25's eighth session the order was only
-    reversed: with three programs the second always ran in the middle.)"""
+    is not always the same program (with the order only reversed, the second of three would
+    always run in the middle)."""
     shift = (turn // 2) % len(programs)
     order = programs[shift:] + programs[:shift]
     return order if turn % 2 == 0 else order[::-1]
@@ -290,7 +290,7 @@ def programs_of_set(takers, set_index):
     turn 0 runs apart from the judged turns, so turns 1-4 (B A | B A | A B | A B) let only the
     first program run right after its own previous turn (in turn 3), and a program that runs
     faster straight after itself would gain in every set (measured on an H200: ddpscale's
-    mlp-medium b8 eager step 5.8% slower after a wait, docs/benchmarks.md, tenth session).
+    mlp-medium b8 eager step 5.8% slower after a wait, 2026-11-26).
     Reversed every other set, each program gets that place equally often."""
     return takers if set_index % 2 == 0 else takers[::-1]
 

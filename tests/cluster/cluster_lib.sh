@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# A two-node cluster made of Linux namespaces on one machine (issue 18); sourced by
+# A two-node cluster made of Linux namespaces on one machine; sourced by
 # tests/cluster/two_node_cluster.sh and tests/cluster/two_node_test.sh. docs/multinode.md
 # describes it.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The inter-node prediction against measurement on the namespace cluster (issue 18;
-# docs/benchmarks.md, "The inter-node prediction on a shaped link"). Not part of ctest: about
+# The inter-node prediction against measurement on the namespace cluster
+# (docs/benchmarks.md, "Prediction accuracy"). Not part of ctest: about
 # 10 minutes on 2 cores. For each RATE it shapes the veth between node1 and node2 (tc tbf, both
 # ends), runs SPEC across the two nodes, one rank per node, MPI over TCP on the link (the
 # study-start commbench measures the shaped link's allreduce curve into study.h5), and then

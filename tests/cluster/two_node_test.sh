@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Test cluster_two_nodes (labels cluster, slurm; issue 18): the namespace cluster of
+# Test cluster_two_nodes (labels cluster, slurm): the namespace cluster of
 # tests/cluster/cluster_lib.sh (node1 + node2, veth shaped to RATE with tc tbf, SLURM,
 # OpenMPI over TCP on that link only) runs
 #   1. sbatch -N 2 --ntasks-per-node=1 slurm/study-multinode.sbatch tests/specs/tiny.yaml OUT

@@ -32,8 +32,8 @@ struct TrainOptions : EngineOptions {
   // runs end (--process-shift). It also moves what a process makes once and keeps (library
   // handles and their workspaces), which a per-run shift after the first run cannot: on an H100
   // per-run shifts left cuDNN's persistent LSTM kernel where it was, and four of these amounts
-  // moved it by 1.7-2.0% on both sides (docs/benchmarks.md, 2026-11-25, seventh and eighth
-  // sessions). take_turns.py gives each set of fresh processes its own amount. 0: none.
+  // moved it by 1.7-2.0% on both sides (docs/methodology.md, "Where the buffers land").
+  // take_turns.py gives each set of fresh processes its own amount. 0: none.
   int process_shift_mib = 0;
   // Each run waits for the line "go" on standard input and its run line, flushed, says it is
   // done, so a driver can alternate this process's runs with another program's on the same
