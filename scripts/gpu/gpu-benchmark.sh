@@ -18,7 +18,7 @@
 # less than pairs of 100-step runs, though 15 pairs could not establish it
 # (docs/results/h100/eager-modes-trial/windows.py; docs/benchmarks.md, 2026-11-25).
 # PLACEMENT_SHIFTS="0,20,40,60" (PAIRING=row only): on both sides run k first holds the
-# (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts`), one run per
+# (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts-mib`), one run per
 # placement, so each side's median covers where its buffers land: cuDNN's persistent LSTM
 # kernel moved PyTorch's own lstm b128 graph step by 2.0% over four placements on an H100
 # (docs/benchmarks.md, 2026-11-25, sixth session).

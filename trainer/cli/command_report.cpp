@@ -82,7 +82,7 @@ int run_report_command(int argc, char** argv) {
   std::optional<ReportPrediction> prediction;
   try {
     const auto args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    if (printed_help(options, args, "ddpscale report studies/seed --out reports/seed")) return 0;
     if (!args.count("studies")) {
       std::cerr << "ddpscale report: no study given: ddpscale report STUDY_DIR [...] --out REPORT_DIR" << std::endl;
       return 2;

@@ -18,11 +18,11 @@ static std::string joined_command_line(int argc, char** argv) {
 
 int run_sweep_command(int argc, char** argv) {
   cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec "
-                                    "in one launch, one HDF5 file per configuration.\n"
-                                    "Example: mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick");
+                                    "in one launch, one HDF5 file per configuration.");
   options.add_options()
       ("spec", "the sweep spec (YAML; keys in experiments/README.md)", cxxopts::value<std::string>())
-      ("o,out", "output directory", cxxopts::value<std::string>())
+      ("o,out", "study folder (created; with --resume or --overwrite when it holds a study)",
+       cxxopts::value<std::string>()->default_value("study"))
       ("resume", "continue a study in --out: skip configurations already complete with the same settings")
       ("overwrite", "measure every configuration again, replacing what --out holds")
       ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
@@ -46,14 +46,12 @@ int run_sweep_command(int argc, char** argv) {
   std::string usage_error;
   try {
     args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    if (printed_help(options, args, "mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick")) return 0;
     if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
     sweep.dry_run = args.count("dry-run") > 0;
     sweep.memory_check = args.count("no-memory-check") == 0;
-    if (!args.count("out") && !sweep.dry_run)
-      throw UsageError("--out DIR is required (where the study's HDF5 files go)");
     sweep.spec_path = args["spec"].as<std::string>();
-    if (args.count("out")) sweep.out_dir = args["out"].as<std::string>();
+    sweep.out_dir = args["out"].as<std::string>();
     sweep.resume = args.count("resume") > 0;
     sweep.overwrite = args.count("overwrite") > 0;
     sweep.nccl_profile = args["nccl-profile"].as<std::string>();
