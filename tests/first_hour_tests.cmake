@@ -1,5 +1,14 @@
 # What a new user meets first, run as they would meet it (as root, like the README's setup):
-# the naming rule of flags and spec keys.
+# the README's command lines and the report's "Commands" section as printed, and the
+# naming rule of flags and spec keys. Included from tests/CMakeLists.txt after
+# torchscript_tests.cmake (the torchscript_files fixture). A test that starts real
+# launches uses both cores: RUN_SERIAL.
+
+add_test(NAME readme_commands
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_readme_commands.py ${PROJECT_SOURCE_DIR}
+                 $<TARGET_FILE:ddpscale> ${DDPSCALE_TS_DIR} ${CMAKE_BINARY_DIR}/first_hour/readme)
+set_tests_properties(readme_commands PROPERTIES LABELS "mpi;study" TIMEOUT 900 RUN_SERIAL TRUE
+                     FIXTURES_REQUIRED torchscript_files)
 
 add_test(NAME flag_rule
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_flag_rule.py $<TARGET_FILE:ddpscale>

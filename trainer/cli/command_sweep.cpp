@@ -1,6 +1,7 @@
 #include <cxxopts.hpp>
 
 #include "launch/cli_util.hpp"
+#include "launch/invocation.hpp"
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "launch/launch_prologue.hpp"
@@ -9,12 +10,6 @@
 #include "study/sweep_spec.hpp"
 
 namespace ddpscale {
-
-static std::string joined_command_line(int argc, char** argv) {
-  std::string line = "ddpscale sweep";
-  for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
-  return line;
-}
 
 int run_sweep_command(int argc, char** argv) {
   cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec "
@@ -27,7 +22,8 @@ int run_sweep_command(int argc, char** argv) {
       ("overwrite", "measure every configuration again, replacing what --out holds")
       ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
       ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
-      ("dry-run", "list the configurations in run order and the steps they will train, then exit (--out not needed)")
+      ("dry-run", "list the configurations in run order and the steps they will train, then exit (measures nothing: "
+                  "needs no mpirun and no --out)")
       ("no-memory-check", "skip the memory pre-flight, which refuses the spec before the first run when a "
                           "configuration's estimated training memory (weights, gradients, optimizer state, gradient "
                           "buckets, activations) exceeds the free memory (also: memory_check: false in the spec)");
@@ -56,13 +52,15 @@ int run_sweep_command(int argc, char** argv) {
     sweep.overwrite = args.count("overwrite") > 0;
     sweep.nccl_profile = args["nccl-profile"].as<std::string>();
     sweep.commbench = args.count("no-commbench") == 0;
-    sweep.command_line = joined_command_line(argc, argv);
+    sweep.command_line = typed_command_line(argc, argv);
     launch = launch_options_from(args);
     spec = load_sweep_spec(sweep.spec_path);
   } catch (const std::exception& e) {
     usage_error = usage_error_text(e, argc, argv, program);
   }
   MpiContext mpi(&argc, &argv);
+  // With the launcher in front, so that the report's "Commands" section runs as printed.
+  sweep.command_line = launch_command_line(sweep.command_line, mpi.size());
   const auto device = agree_on_device(mpi, program, launch, usage_error);
   if (!device) return 2;
   return run_sweep(mpi, *device, spec, sweep);

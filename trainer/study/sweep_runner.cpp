@@ -130,6 +130,15 @@ std::vector<ModelDescription> validate_configs(const std::vector<SweepConfig>& c
   return models;
 }
 
+// The launch the configurations are checked against. --dry-run measures nothing, so it
+// needs no mpirun: it checks them as if the spec's widest world had been launched.
+int ranks_to_check_against(const std::vector<SweepConfig>& configs, int launched, bool dry_run) {
+  int ranks = launched;
+  if (dry_run)
+    for (const auto& c : configs) ranks = std::max(ranks, c.options.world_size);
+  return ranks;
+}
+
 // The memory pre-flight of every configuration before the first run: a study that would
 // be OOM-killed in its 40th configuration is refused now, naming every one that does not
 // fit (with the first one's numbers), unless --no-memory-check. The machine is read once per
@@ -343,7 +352,7 @@ class SweepLaunch {
       const NcclProfile profile = select_profile(spec_, options_.nccl_profile);
       apply_nccl_profile(profile);
       configs_ = expand_sweep(spec_, profile.name);
-      models_ = validate_configs(configs_, mpi_.size(), device_.cuda);
+      models_ = validate_configs(configs_, ranks_to_check_against(configs_, mpi_.size(), options_.dry_run), device_.cuda);
       // Not for --dry-run, which only lists the plan.
       check_configs_fit_in_memory(configs_, models_, mpi_, device_,
                                   options_.memory_check && spec_.memory_check && !options_.dry_run);
