@@ -213,9 +213,11 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
     const ConfigParams params = params_of(configs[i], on_cuda);
     const std::string path = config_file(options, config_id(params));
     if (!fs::exists(path)) continue;
-    if (!config_file_matches(path, params))
-      return path + " was written with different settings than " + options.spec_path +
-             " now asks for; pass --overwrite to measure it again, or use another --out";
+    std::string difference;
+    if (!config_file_matches(path, params, &difference))
+      return path + " was measured with other settings than " + options.spec_path + " now asks for (" + difference +
+             "); put the stored values back in the spec to continue the study, pass --overwrite to measure every "
+             "configuration again, or give another --out";
     skip[i] = 1;
   }
   return "";

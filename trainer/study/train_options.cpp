@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "launch/cli_util.hpp"
+#include "model_registry.hpp"
 #include "torchscript_model.hpp"
 
 namespace ddpscale {
@@ -157,6 +158,9 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
 
 void validate_model_input(const EngineOptions& o) {
   if (!is_torchscript_model(o.model)) {
+    // An unknown name first: "resnet18.pt" with --input-shape is the user's own model
+    // without its torchscript: prefix, which describe_model's message says.
+    if (!o.input_shape.empty() || !o.input.empty()) describe_model(o.model, ModelOptions{});
     if (!o.input_shape.empty() || !o.input.empty())
       throw UsageError("--input-shape and --input describe a torchscript:PATH model's input; " + o.model +
                        " has its own (--features, --seq-len, --vocab)");
