@@ -133,8 +133,8 @@ class ReportBuilder {
         if (std::isfinite(c->speedup.speedup) && (!best || c->speedup.speedup > best->speedup.speedup)) best = c;
       }
       std::string item = "**" + model + "** (" + group_thousands(parameters_of(model)) + " parameters): more " +
-                         device_word() + " paid off (faster and significant at 0.05) in " + std::to_string(paid) +
-                         " of " + std::to_string(comparisons.size()) + " configurations";
+                         device_word() + " paid off in " + std::to_string(paid) + " of " +
+                         std::to_string(comparisons.size()) + " configurations";
       if (best) {
         const ConfigParams& p = cfg(best->n_gpu).params;
         item += "; best speedup " + speedup_text(best->speedup) + " with " + ranks_text(p) + " at batch " +
@@ -260,11 +260,10 @@ class ReportBuilder {
   // ---- Results per model -------------------------------------------------------------
   void results_per_model() {
     doc_.paragraph("Throughput is global samples per second (all ranks), mean ± half-width of the 95% t-interval "
-                   "over runs; speedup is N ranks over 1 with a 95% bootstrap interval; p is Welch's two-tailed "
-                   "test of N ranks against 1. The interval and p come from different methods and can disagree "
-                   "near the edge (an interval just above 1 with p slightly over 0.05); 'paid off' requires p < "
-                   "0.05. Memory is the largest rank's allocator peak, GPU utilisation the mean NVML sample (n/a "
-                   "where none was taken, e.g. on CPU).");
+                   "over runs; speedup is N ranks over 1 with a 95% bootstrap interval, which decides whether more "
+                   "ranks paid off (its low end above 1); p is Welch's two-tailed test of N ranks against 1, "
+                   "a second opinion from another method. Memory is the largest rank's allocator peak, GPU "
+                   "utilisation the mean NVML sample (n/a where none was taken, e.g. on CPU).");
     for (const std::string& model : a_.models) {
       doc_.heading(model, 3);
       std::map<std::string, std::vector<const Comparison*>> by_variant;
