@@ -27,8 +27,10 @@ std::string ranks_phrase(const std::set<int>& worlds, const std::string& unit) {
 std::string size_phrase(const std::vector<ModelOutcome>& models) {
   std::vector<const ModelOutcome*> paid, unpaid;
   for (const ModelOutcome& m : models) (m.paid_somewhere ? paid : unpaid).push_back(&m);
-  const std::string range = parameters_text(static_cast<double>(models.front().parameters)) + " to " +
-                            parameters_text(static_cast<double>(models.back().parameters)) + " parameters";
+  const double smallest = static_cast<double>(models.front().parameters);
+  const double largest = static_cast<double>(models.back().parameters);
+  const std::string range = parameters_text(smallest) + (smallest == largest ? "" : " to " + parameters_text(largest)) +
+                            " parameters";
   if (unpaid.empty()) return "for every model measured (" + range + ")";
   if (paid.empty()) return "for none of the models measured (" + range + ")";
   // models are sorted by size: does it pay off exactly from some size up?

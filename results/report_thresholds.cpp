@@ -166,8 +166,10 @@ void ThresholdsText::measured_threshold_sentence(const ThresholdGroup& group,
       for (int64_t b : o.batches) batches.push_back(std::to_string(b));
       (o.paid ? paid : not_paid).push_back(o.text + " at batch " + listed(batches));
     }
-    families.push_back(family + " pays off " + listed(paid) + (paid.empty() || not_paid.empty() ? "" : ", but ") +
-                       listed(not_paid));
+    if (paid.empty())
+      families.push_back(family + " does not pay off, " + listed(not_paid));
+    else
+      families.push_back(family + " pays off " + listed(paid) + (not_paid.empty() ? "" : ", but ") + listed(not_paid));
   }
   std::string text = "Measured thresholds for " + group.label() +
                      ", batch by batch with no fitted line (" + own_section_ + "; batch per rank): ";

@@ -20,6 +20,7 @@
 #include "report_format.hpp"
 #include "report_plots.hpp"
 #include "report_thresholds.hpp"
+#include "report_why_not.hpp"
 #include "summary_export.hpp"
 #include "text_io.hpp"
 
@@ -141,10 +142,12 @@ class ReportBuilder {
       const auto comparisons = comparisons_of(model);
       if (comparisons.empty()) continue;
       const Comparison* best = nullptr;
+      const Comparison* best_unpaid = nullptr;  // the closest miss: its cause is the one worth naming
       int paid = 0;
       for (const Comparison* c : comparisons) {
         paid += c->paid_off;
         if (std::isfinite(c->speedup.speedup) && (!best || c->speedup.speedup > best->speedup.speedup)) best = c;
+        if (!c->paid_off && (!best_unpaid || c->speedup.speedup > best_unpaid->speedup.speedup)) best_unpaid = c;
       }
       std::string item = "**" + model + "** (" + group_thousands(parameters_of(model)) + " parameters): more " +
                          device_word() + " paid off in " + std::to_string(paid) + " of " +
@@ -155,11 +158,11 @@ class ReportBuilder {
                 std::to_string(p.batch_per_rank) + " per rank (" + variant_of(p) + "), efficiency " +
                 percent(best->speedup.speedup / p.world_size);
       }
+      if (best_unpaid) item += why_not_text(*best_unpaid);
       items.push_back(item + ".");
     }
     if (!items.empty()) doc_.bullets(items);
     superlinear_caution();
-    for (const auto& entry : a_.break_even) thresholds_.break_even_paragraphs(entry.first);
     for (const auto& [group, rows] : a_.measured_thresholds) thresholds_.measured_threshold_sentence(group, rows);
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
@@ -170,6 +173,14 @@ class ReportBuilder {
                    std::to_string(failed) + " failed (" + percent(total ? double(total - failed) / total : kNaN) +
                    " success rate); failed runs are listed in " + section_ref(Section::methodology) +
                    " and excluded from every statistic.");
+  }
+
+  // "; why not at batch 8 per rank: ..." for a comparison that did not pay off.
+  std::string why_not_text(const Comparison& c) const {
+    const std::string clause = why_not_clause(cfg(c.one_gpu), cfg(c.n_gpu), c.speedup);
+    if (clause.empty()) return "";
+    return "; why not, at batch " + std::to_string(cfg(c.n_gpu).params.batch_per_rank) + " per rank (" +
+           speedup_text(c.speedup) + "): " + clause;
   }
 
   // Under weak scaling every rank does the 1-rank configuration's work plus communication,

@@ -177,6 +177,13 @@ TEST(ScalingAnswer, EveryModelPaidOffAtEveryBatch) {
   EXPECT_EQ(scaling_answer(a, "strong"), "");
 }
 
+TEST(ScalingAnswer, OneModelIsNamedByItsSizeNotARange) {
+  const StudyAnalysis a = analyze_study({make_config("small", 1000, 8, 1, kOneRank), make_config("small", 1000, 8, 2, kTwoRanks)});
+  EXPECT_EQ(scaling_answer(a, "weak"),
+            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (the speedup's whole 95% interval "
+            "above 1) in 1 of 1 comparisons, at every batch size measured, for every model measured (1.00K parameters).");
+}
+
 TEST(ScalingAnswer, PaysOffFromASizeUp) {
   // small: 2 ranks slower (100 -> 60); big: faster.
   const std::vector<double> slower = {60, 61, 59, 60, 60};
