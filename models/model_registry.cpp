@@ -1,5 +1,8 @@
 #include "model_registry.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "encoder_block.hpp"
@@ -137,6 +140,45 @@ std::string valid_names_text() {
                 "torchscript:PATH (your own model)";
 }
 
+// Levenshtein distance: how many one-letter edits turn `a` into `b`.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A name with a path or a TorchScript file's ending is the user's own model without its
+// "torchscript:" prefix, not a misspelt built-in one.
+bool looks_like_model_file(const std::string& name) {
+  for (const char* ending : {".pt", ".pth", ".ts", ".jit", ".zip"})
+    if (name.size() > std::strlen(ending) && name.compare(name.size() - std::strlen(ending), std::string::npos, ending) == 0)
+      return true;
+  return name.find('/') != std::string::npos || std::filesystem::is_regular_file(name);
+}
+
+std::string unknown_model_message(const std::string& name) {
+  if (looks_like_model_file(name))
+    return "unknown model '" + name + "': your own model is named torchscript:PATH, e.g. --model torchscript:" + name +
+           " (with --input-shape or --input; docs/own-models.md)";
+  std::string closest;
+  size_t closest_distance = std::max<size_t>(2, name.size() / 4) + 1;  // a typo, not another word
+  for (const std::string& known : builtin_model_names()) {
+    const size_t distance = edit_distance(name, known);
+    if (distance < closest_distance) closest = known, closest_distance = distance;
+  }
+  return "unknown model '" + name + "'" + (closest.empty() ? "" : " (did you mean " + closest + "?)") + "; choose " +
+         valid_names_text();
+}
+
 int64_t family_size(const std::string& name, const std::string& size_text) {
   int64_t size = 0;
   try {
@@ -213,7 +255,7 @@ ResolvedModel resolve(const std::string& name, const ModelOptions& o) {
     }
     check_family_fit(name, target, transformer_parameters(m.transformer));
   } else {
-    throw UnknownModelError("unknown model '" + name + "'; choose " + valid_names_text());
+    throw UnknownModelError(unknown_model_message(name));
   }
   return m;
 }

@@ -93,8 +93,8 @@ ConfigSummary summarize_config(const ConfigRecord& config);
 
 // An N-GPU configuration against its 1-GPU twin (same model and per-rank batch), on the
 // throughputs that survived outlier removal, ready for pays_off and the threshold table.
-// Runs from one launch: bootstrap speedup and Welch's p-value. Runs from several: the
-// two-level bootstrap over launches and its p-value (two_level_bootstrap_speedup).
+// Runs from one launch: the bootstrap interval; from several, the two-level bootstrap over
+// launches (two_level_bootstrap_speedup). Either way p_value is Welch's test of the runs.
 ConfigSpeedup speedup_over_one_gpu(const ConfigSummary& one_gpu, const ConfigSummary& n_gpu,
                                    const BootstrapOptions& options = {});
 

@@ -27,8 +27,10 @@ std::string ranks_phrase(const std::set<int>& worlds, const std::string& unit) {
 std::string size_phrase(const std::vector<ModelOutcome>& models) {
   std::vector<const ModelOutcome*> paid, unpaid;
   for (const ModelOutcome& m : models) (m.paid_somewhere ? paid : unpaid).push_back(&m);
-  const std::string range = parameters_text(static_cast<double>(models.front().parameters)) + " to " +
-                            parameters_text(static_cast<double>(models.back().parameters)) + " parameters";
+  const double smallest = static_cast<double>(models.front().parameters);
+  const double largest = static_cast<double>(models.back().parameters);
+  const std::string range = parameters_text(smallest) + (smallest == largest ? "" : " to " + parameters_text(largest)) +
+                            " parameters";
   if (unpaid.empty()) return "for every model measured (" + range + ")";
   if (paid.empty()) return "for none of the models measured (" + range + ")";
   // models are sorted by size: does it pay off exactly from some size up?
@@ -70,8 +72,8 @@ std::string scaling_answer(const StudyAnalysis& analysis, const std::string& sca
             [](const ModelOutcome& a, const ModelOutcome& b) { return a.parameters < b.parameters; });
   const std::string how = scaling == "weak" ? "Under weak scaling (the batch per " + unit + " fixed)"
                                             : "Under strong scaling (one global batch split over the " + unit + "s)";
-  std::string text = how + ", " + ranks_phrase(worlds, unit) + " paid off (faster than 1 " + unit +
-                     ", Welch p < 0.05) in " + std::to_string(paid) + " of " + std::to_string(total) + " comparisons";
+  std::string text = how + ", " + ranks_phrase(worlds, unit) + " paid off (" + kPaidOffRule + ") in " +
+                     std::to_string(paid) + " of " + std::to_string(total) + " comparisons";
   if (paid == 0) return text + ", for none of the models measured.";
   text += paid == total ? ", at every batch size measured, " : ", ";
   return text + size_phrase(models) + ".";
@@ -125,7 +127,7 @@ void AnswerText::speedup_chart() {
   }
   add_figure_(plot, "Speedup of N ranks over 1 against the model's parameter count, one line per model family, at "
                     "each model's largest batch measured (per rank under weak scaling, global under strong); "
-                    "above the dashed line more ranks paid for themselves");
+                    "a point whose whole 95% interval lies above the dashed line at 1 paid off");
 }
 
 }  // namespace ddpscale

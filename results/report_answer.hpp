@@ -13,6 +13,9 @@
 
 namespace ddpscale {
 
+// What "paid off" means, stated where the answer first uses it (thresholds.hpp, pays_off).
+inline constexpr const char* kPaidOffRule = "the speedup's whole 95% interval above 1";
+
 // The answer for one scaling mode ("weak" or "strong"), "" where the study compared none.
 // Exposed for the tests: the wording is the report's contract with its reader.
 std::string scaling_answer(const StudyAnalysis& analysis, const std::string& scaling);

@@ -82,10 +82,9 @@ void ThresholdsText::write_section() {
     doc_.paragraph("No N-rank configuration was compared with 1 rank: no threshold can be derived.");
     return;
   }
-  doc_.paragraph("A configuration pays off when N ranks are faster than 1 (speedup > 1) and the difference is "
-                 "significant (Welch p < 0.05). Each row counts the compared configurations whose model lies in "
-                 "the parameter range; the share's interval is Wilson's 95% score interval. Ranges without a "
-                 "measurement say so.");
+  doc_.paragraph("Each row counts the compared configurations whose model lies in the parameter range and how "
+                 "many of them paid off (as the executive summary defines it); the share's interval is Wilson's "
+                 "95% score interval. Ranges without a measurement say so.");
   for (const auto& [group, rows] : a_.thresholds) {
     doc_.heading(group.label() + " against 1", 3);
     ReportTable t;
@@ -128,7 +127,7 @@ void ThresholdsText::pays_off_matrix(const ThresholdGroup& group) {
     for (int64_t b : batches) row.push_back(cells[model].count(b) ? cells[model][b] : "not measured");
     t.rows.push_back(row);
   }
-  doc_.paragraph("Does it pay off, model by batch size (yes = faster and significant):");
+  doc_.paragraph("Did it pay off, model by batch size (yes = paid off):");
   doc_.table(t);
 }
 
@@ -167,8 +166,10 @@ void ThresholdsText::measured_threshold_sentence(const ThresholdGroup& group,
       for (int64_t b : o.batches) batches.push_back(std::to_string(b));
       (o.paid ? paid : not_paid).push_back(o.text + " at batch " + listed(batches));
     }
-    families.push_back(family + " pays off " + listed(paid) + (paid.empty() || not_paid.empty() ? "" : ", but ") +
-                       listed(not_paid));
+    if (paid.empty())
+      families.push_back(family + " does not pay off, " + listed(not_paid));
+    else
+      families.push_back(family + " pays off " + listed(paid) + (not_paid.empty() ? "" : ", but ") + listed(not_paid));
   }
   std::string text = "Measured thresholds for " + group.label() +
                      ", batch by batch with no fitted line (" + own_section_ + "; batch per rank): ";

@@ -21,6 +21,7 @@
 #include "report_format.hpp"
 #include "report_plots.hpp"
 #include "report_thresholds.hpp"
+#include "report_why_not.hpp"
 #include "summary_export.hpp"
 #include "text_io.hpp"
 
@@ -39,12 +40,13 @@ class ReportBuilder {
 
   ReportDocument build() {
     doc_.title = "ddpscale report: " + study_name();
-    for (size_t i = 0; i < sections().size(); ++i) {
-      doc_.heading(std::to_string(i + 1) + ". " + sections()[i].title);
-      (this->*sections()[i].write)();
+    const std::vector<SectionPlan> plan = applicable_sections();
+    for (size_t i = 0; i < plan.size(); ++i) {
+      doc_.heading(std::to_string(i + 1) + ". " + plan[i].title);
+      (this->*plan[i].write)();
     }
     for (size_t j = 0; j < options_.extra_sections.size(); ++j) {
-      doc_.heading(std::to_string(sections().size() + j + 1) + ". " + options_.extra_sections[j].title);
+      doc_.heading(std::to_string(plan.size() + j + 1) + ". " + options_.extra_sections[j].title);
       options_.extra_sections[j].write(doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); });
     }
     return std::move(doc_);
@@ -71,6 +73,7 @@ class ReportBuilder {
     Section id;
     const char* title;
     void (ReportBuilder::*write)();  // everything below the heading
+    bool (ReportBuilder::*applies)() const = nullptr;  // null: always; else left out where it says false
   };
   // The sections in order: headings and cross-references ("section 9") take their numbers
   // from here, so a section added or moved renumbers the prose too.
@@ -83,17 +86,29 @@ class ReportBuilder {
         {Section::host_drift, "Host drift", &ReportBuilder::host_drift},
         {Section::launches, "Launches and speed levels", &ReportBuilder::launches},
         {Section::time_breakdown, "Where the time goes", &ReportBuilder::time_breakdown},
-        {Section::nccl_profiles, "NCCL profiles compared", &ReportBuilder::nccl_profiles},
+        {Section::nccl_profiles, "NCCL profiles compared", &ReportBuilder::nccl_profiles,
+         &ReportBuilder::compares_nccl_profiles},
         {Section::parameter_thresholds, "Parameter-threshold analysis", &ReportBuilder::parameter_thresholds},
-        {Section::cost, "Cost", &ReportBuilder::cost},
+        {Section::cost, "Cost", &ReportBuilder::cost, &ReportBuilder::has_price},
         {Section::methodology, "Methodology and reproducibility", &ReportBuilder::methodology}};
     return plan;
   }
-  static std::string section_ref(Section section) {
-    const auto& plan = sections();
+  // A section that would only say it has nothing to show is left out (a CPU study has no
+  // NCCL profiles to compare, a study without a price no cost); the others number on.
+  std::vector<SectionPlan> applicable_sections() const {
+    std::vector<SectionPlan> plan;
+    for (const SectionPlan& p : sections())
+      if (!p.applies || (this->*p.applies)()) plan.push_back(p);
+    return plan;
+  }
+  std::string section_ref(Section section) const {
+    const std::vector<SectionPlan> plan = applicable_sections();
     const auto at = std::find_if(plan.begin(), plan.end(), [section](const SectionPlan& p) { return p.id == section; });
     return "section " + std::to_string(at - plan.begin() + 1);
   }
+  bool compares_nccl_profiles() const { return a_.nccl_profiles.size() > 1; }
+  bool has_price() const { return std::isfinite(options_.price_per_gpu_hour); }
+  bool on_gpus() const { return device_word() == "GPUs"; }
 
   std::string study_name() const {
     std::string names;
@@ -130,27 +145,29 @@ class ReportBuilder {
       const auto comparisons = comparisons_of(model);
       if (comparisons.empty()) continue;
       const Comparison* best = nullptr;
+      const Comparison* best_unpaid = nullptr;  // the closest miss: its cause is the one worth naming
       int paid = 0;
       for (const Comparison* c : comparisons) {
         paid += c->paid_off;
         if (std::isfinite(c->speedup.speedup) && (!best || c->speedup.speedup > best->speedup.speedup)) best = c;
+        if (!c->paid_off && (!best_unpaid || c->speedup.speedup > best_unpaid->speedup.speedup)) best_unpaid = c;
       }
       std::string item = "**" + model + "** (" + group_thousands(parameters_of(model)) + " parameters): more " +
-                         device_word() + " paid off (faster and significant at 0.05) in " + std::to_string(paid) +
-                         " of " + std::to_string(comparisons.size()) + " configurations";
+                         device_word() + " paid off in " + std::to_string(paid) + " of " +
+                         std::to_string(comparisons.size()) + " configurations";
       if (best) {
         const ConfigParams& p = cfg(best->n_gpu).params;
         item += "; best speedup " + speedup_text(best->speedup) + " with " + ranks_text(p) + " at batch " +
                 std::to_string(p.batch_per_rank) + " per rank (" + variant_of(p) + "), efficiency " +
                 percent(best->speedup.speedup / p.world_size);
       }
+      if (best_unpaid) item += why_not_text(*best_unpaid);
       items.push_back(item + ".");
     }
     if (!items.empty()) doc_.bullets(items);
     if (const std::string note = launches_.summary_note(section_ref(Section::launches)); !note.empty())
       doc_.paragraph(note);
     superlinear_caution();
-    for (const auto& entry : a_.break_even) thresholds_.break_even_paragraphs(entry.first);
     for (const auto& [group, rows] : a_.measured_thresholds) thresholds_.measured_threshold_sentence(group, rows);
     size_t failed = 0, total = 0;
     for (const ConfigSummary& c : a_.configs) {
@@ -161,6 +178,14 @@ class ReportBuilder {
                    std::to_string(failed) + " failed (" + percent(total ? double(total - failed) / total : kNaN) +
                    " success rate); failed runs are listed in " + section_ref(Section::methodology) +
                    " and excluded from every statistic.");
+  }
+
+  // "; why not at batch 8 per rank: ..." for a comparison that did not pay off.
+  std::string why_not_text(const Comparison& c) const {
+    const std::string clause = why_not_clause(cfg(c.one_gpu), cfg(c.n_gpu), c.speedup);
+    if (clause.empty()) return "";
+    return "; why not, at batch " + std::to_string(cfg(c.n_gpu).params.batch_per_rank) + " per rank (" +
+           speedup_text(c.speedup) + "): " + clause;
   }
 
   // Under weak scaling every rank does the 1-rank configuration's work plus communication,
@@ -215,20 +240,23 @@ class ReportBuilder {
       auto known = [](const std::string& v) { return v.empty() ? std::string("n/a") : v; };
       ReportTable t;
       t.header = {"what", "value"};
-      t.rows = {{"hosts", list(m.hostnames)},
-                {"GPUs", list(m.gpu_names)},
-                {"GPU link topology", known(m.link_topology)},
-                {"GPU driver", known(m.gpu_driver)},
-                {"CUDA", known(m.cuda_version)},
-                {"NCCL", known(m.nccl_version)},
-                {"MPI", known(m.mpi_version)},
-                {"LibTorch", known(m.torch_version)},
-                {"HDF5", known(m.hdf5_version)},
-                {"ddpscale", known(m.tool_version) + " (commit " + known(m.git_commit) + ")"},
-                {"study started (UTC)", known(m.created_utc)}};
-      std::string nccl;
-      for (const auto& [k, v] : m.nccl_variables) nccl += (nccl.empty() ? "" : " ") + k + "=" + v;
-      t.rows.push_back({"NCCL variables in effect", nccl.empty() ? "none set" : nccl});
+      t.rows = {{"hosts", list(m.hostnames)}};
+      // A CPU study has no GPUs, driver, CUDA or NCCL to speak of.
+      if (on_gpus()) {
+        std::string nccl;
+        for (const auto& [k, v] : m.nccl_variables) nccl += (nccl.empty() ? "" : " ") + k + "=" + v;
+        t.rows.insert(t.rows.end(), {{"GPUs", list(m.gpu_names)},
+                                     {"GPU link topology", known(m.link_topology)},
+                                     {"GPU driver", known(m.gpu_driver)},
+                                     {"CUDA", known(m.cuda_version)},
+                                     {"NCCL", known(m.nccl_version)},
+                                     {"NCCL variables in effect", nccl.empty() ? "none set" : nccl}});
+      }
+      t.rows.insert(t.rows.end(), {{"MPI", known(m.mpi_version)},
+                                   {"LibTorch", known(m.torch_version)},
+                                   {"HDF5", known(m.hdf5_version)},
+                                   {"ddpscale", known(m.tool_version) + " (commit " + known(m.git_commit) + ")"},
+                                   {"study started (UTC)", known(m.created_utc)}});
       doc_.table(t);
       if (source.commbench) commbench_table(*source.commbench);
     }
@@ -266,11 +294,12 @@ class ReportBuilder {
   // ---- Results per model -------------------------------------------------------------
   void results_per_model() {
     doc_.paragraph("Throughput is global samples per second (all ranks), mean ± half-width of the 95% t-interval "
-                   "over runs; speedup is N ranks over 1 with a 95% bootstrap interval; p is Welch's two-tailed "
-                   "test of N ranks against 1. The interval and p come from different methods and can disagree "
-                   "near the edge (an interval just above 1 with p slightly over 0.05); 'paid off' requires p < "
-                   "0.05. Memory is the largest rank's allocator peak, GPU utilisation the mean NVML sample (n/a "
-                   "where none was taken, e.g. on CPU).");
+                   "over runs; speedup is N ranks over 1 with a 95% bootstrap interval, which decides whether more "
+                   "ranks paid off (its low end above 1); p is Welch's two-tailed test of N ranks against 1, "
+                   "a second opinion from another method." +
+                   std::string(on_gpus() ? " Memory is the largest rank's allocator peak, GPU utilisation the mean "
+                                           "NVML sample (n/a where none was taken)."
+                                         : ""));
     for (const std::string& model : a_.models) {
       doc_.heading(model, 3);
       std::map<std::string, std::vector<const Comparison*>> by_variant;
@@ -290,9 +319,19 @@ class ReportBuilder {
     const bool show_settings = settings.size() > 1;
     ReportTable t;
     const std::string unit = device_word() == "GPUs" ? "GPU" : "rank";
+    // Where no rank reported memory or utilisation (CPU ranks), the columns would only say n/a.
+    const auto measured = [&](double ConfigSummary::*value) {
+      return std::any_of(comparisons.begin(), comparisons.end(), [&](const Comparison* c) {
+        return std::isfinite(cfg(c->one_gpu).*value) || std::isfinite(cfg(c->n_gpu).*value);
+      });
+    };
+    const bool show_memory = measured(&ConfigSummary::peak_memory_bytes);
+    const bool show_utilization = measured(&ConfigSummary::gpu_utilization_pct);
     t.header = {"batch/" + unit, "1 " + unit + " samples/s", "N", "N " + unit + "s samples/s", "speedup [95% CI]",
-                "efficiency", "p",
-                "peak memory 1 → N", "GPU util 1 → N", "runs ok (1 / N)", "outliers (1 / N)"};
+                "efficiency", "p"};
+    if (show_memory) t.header.push_back("peak memory 1 → N");
+    if (show_utilization) t.header.push_back("GPU util 1 → N");
+    t.header.insert(t.header.end(), {"runs ok (1 / N)", "outliers (1 / N)"});
     if (show_settings) t.header.insert(t.header.begin() + 3, "overlap, bucket");
     t.right_aligned.assign(t.header.size(), true);
     for (const Comparison* c : comparisons) {
@@ -301,11 +340,13 @@ class ReportBuilder {
       std::vector<std::string> row = {
           std::to_string(n.params.batch_per_rank), throughput_text(one.throughput), std::to_string(n.params.world_size),
           throughput_text(n.throughput), speedup_text(c->speedup), percent(c->speedup.speedup / n.params.world_size),
-          p_text(c->speedup.p_value), mib_text(one.peak_memory_bytes) + " → " + mib_text(n.peak_memory_bytes),
-          percent(one.gpu_utilization_pct / 100) + " → " + percent(n.gpu_utilization_pct / 100),
-          std::to_string(one.runs_ok) + "/" + std::to_string(one.runs_total) + " / " + std::to_string(n.runs_ok) + "/" +
-              std::to_string(n.runs_total),
-          std::to_string(one.outliers_removed) + " / " + std::to_string(n.outliers_removed)};
+          p_text(c->speedup.p_value)};
+      if (show_memory) row.push_back(mib_text(one.peak_memory_bytes) + " → " + mib_text(n.peak_memory_bytes));
+      if (show_utilization)
+        row.push_back(percent(one.gpu_utilization_pct / 100) + " → " + percent(n.gpu_utilization_pct / 100));
+      row.push_back(std::to_string(one.runs_ok) + "/" + std::to_string(one.runs_total) + " / " +
+                    std::to_string(n.runs_ok) + "/" + std::to_string(n.runs_total));
+      row.push_back(std::to_string(one.outliers_removed) + " / " + std::to_string(n.outliers_removed));
       if (show_settings) row.insert(row.begin() + 3, settings_of(n.params));
       t.rows.push_back(row);
     }
@@ -468,12 +509,8 @@ class ReportBuilder {
   }
 
   // ---- NCCL profiles ---------------------------------------------------------------
+  // Only where the study ran two profiles or more (compares_nccl_profiles).
   void nccl_profiles() {
-    if (a_.nccl_profiles.size() < 2) {
-      doc_.paragraph("This study ran one NCCL profile (" + (a_.nccl_profiles.empty() ? "default" : a_.nccl_profiles[0]) +
-                     "); run experiments/nccl-profiles.yaml with scripts/sweep-nccl-profiles.sh to compare settings.");
-      return;
-    }
     ReportTable t;
     t.header = {"model", "batch/rank", "ranks", "NCCL profile", "samples/s", "speedup [95% CI]", "allreduce total (ms)",
                 "allreduce exposed (ms)"};
@@ -502,12 +539,8 @@ class ReportBuilder {
   void parameter_thresholds() { thresholds_.write_section(); }
 
   // ---- Cost ------------------------------------------------------------------------
+  // Only with --price-per-gpu-hour (has_price).
   void cost() {
-    if (!std::isfinite(options_.price_per_gpu_hour)) {
-      doc_.paragraph("Pass --price-per-gpu-hour PRICE to see the cost per million training samples at each rank "
-                     "count (price x ranks / samples per hour).");
-      return;
-    }
     doc_.paragraph("At " + format_number(options_.price_per_gpu_hour, 4) + " per GPU-hour; cost per million samples = "
                    "price x ranks x 10^6 / (samples/s x 3600), from the mean throughput.");
     ReportTable t;

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <sstream>
+#include <type_traits>
 #include <variant>
 
 #include "config_fields.hpp"
@@ -479,19 +481,50 @@ void remove_unfinished_writes(const std::string& dir) {
   if (ec) throw StoreError(dir + ": cannot list the directory: " + ec.message());
 }
 
-bool same_params(const ConfigParams& a, const ConfigParams& b) {
-  for (const ConfigField& field : kConfigFields) {
-    if (field.resume != Resume::must_match) continue;
-    if (!std::visit([&](auto member) { return a.*member == b.*member; }, field.member)) return false;
+// A stored or asked-for value as the --resume message shows it.
+template <typename T>
+static std::string value_text(const T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return "'" + value + "'";
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return value ? "true" : "false";
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    std::ostringstream text;
+    text << value;
+    return text.str();
+  } else {
+    return std::to_string(value.size()) + " entries";
   }
-  return true;
 }
 
-bool config_file_matches(const std::string& path, const ConfigParams& params) {
+std::vector<std::string> params_differences(const ConfigParams& stored, const ConfigParams& asked) {
+  std::vector<std::string> differences;
+  for (const ConfigField& field : kConfigFields) {
+    if (field.resume != Resume::must_match) continue;
+    std::visit(
+        [&](auto member) {
+          if (stored.*member == asked.*member) return;
+          differences.push_back(std::string(field.attribute) + " " + value_text(stored.*member) + " stored, " +
+                                value_text(asked.*member) + " asked for");
+        },
+        field.member);
+  }
+  return differences;
+}
+
+bool same_params(const ConfigParams& a, const ConfigParams& b) { return params_differences(a, b).empty(); }
+
+bool config_file_matches(const std::string& path, const ConfigParams& params, std::string* difference) {
   try {
     H5File file = open_store_file(path, kConfigurationKind);
-    return same_params(read_params(H5Io(path), file.get()), params);
-  } catch (const StoreError&) {
+    const std::vector<std::string> differences = params_differences(read_params(H5Io(path), file.get()), params);
+    if (difference) {
+      difference->clear();
+      for (const std::string& d : differences) *difference += (difference->empty() ? "" : "; ") + d;
+    }
+    return differences.empty();
+  } catch (const StoreError& e) {
+    if (difference) *difference = std::string("unreadable: ") + e.what();
     return false;  // unreadable or foreign: not the same experiment, measure it again
   }
 }

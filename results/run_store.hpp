@@ -47,10 +47,13 @@ std::vector<std::string> list_config_files(const std::string& dir, std::vector<s
 // Such a file was never renamed into place, so it never counted as a result. Throws
 // StoreError naming a file it cannot remove.
 void remove_unfinished_writes(const std::string& dir);
-// For --resume: the file is a readable configuration file and same_params holds.
-bool config_file_matches(const std::string& path, const ConfigParams& params);
+// For --resume: the file is a readable configuration file and same_params holds. When it
+// does not, `difference` (if given) says why: the fields that differ, or why it is unreadable.
+bool config_file_matches(const std::string& path, const ConfigParams& params, std::string* difference = nullptr);
 // Every ConfigParams field that config_fields.hpp marks Resume::must_match is equal: all but
 // nccl_variables, which record the environment the trainer found, not a setting.
 bool same_params(const ConfigParams& a, const ConfigParams& b);
+// The must_match fields that differ, each as "runs 3 stored, 5 asked for"; empty when same_params.
+std::vector<std::string> params_differences(const ConfigParams& stored, const ConfigParams& asked);
 
 }  // namespace ddpscale

@@ -9,9 +9,9 @@
 
 namespace ddpscale {
 
-bool pays_off(const ConfigSpeedup& config, double alpha) {
+bool pays_off(const ConfigSpeedup& config) {
   // Comparisons with NaN are false, so an uncomputable config never pays off.
-  return config.speedup > 1 && config.p_value < alpha;
+  return config.speedup_ci.valid() && config.speedup_ci.low > 1;
 }
 
 LogLinearFit fit_speedup_vs_log10_parameters(const std::vector<ConfigSpeedup>& configs) {
@@ -159,7 +159,7 @@ std::string benefit_word(int paid_off, int measured) {
   return "Usually";
 }
 
-std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& configs, int world_size, double alpha) {
+std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& configs, int world_size) {
   std::vector<ThresholdRow> rows;
   for (const ParameterRange& range : seed_parameter_ranges()) {
     ThresholdRow row;
@@ -167,7 +167,7 @@ std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& conf
     for (const ConfigSpeedup& c : configs) {
       if (c.world_size != world_size || c.parameters < range.low || c.parameters >= range.high) continue;
       ++row.measured;
-      if (pays_off(c, alpha)) ++row.paid_off;
+      if (pays_off(c)) ++row.paid_off;
       if (std::find(row.models.begin(), row.models.end(), c.model) == row.models.end()) row.models.push_back(c.model);
     }
     row.word = benefit_word(row.paid_off, row.measured);
@@ -185,8 +185,7 @@ std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& conf
   return rows;
 }
 
-std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeedup>& configs, int world_size,
-                                                   double alpha) {
+std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeedup>& configs, int world_size) {
   struct Size {
     std::string model;
     bool paid = true;
@@ -195,7 +194,7 @@ std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeed
   for (const ConfigSpeedup& c : configs) {
     if (c.world_size != world_size || c.parameters <= 0) continue;
     Size& size = sizes[{model_family(c.model), c.batch}].try_emplace(c.parameters, Size{c.model, true}).first->second;
-    size.paid = size.paid && pays_off(c, alpha);
+    size.paid = size.paid && pays_off(c);
   }
   std::vector<MeasuredThreshold> result;
   for (const auto& [key, by_size] : sizes) {

@@ -17,14 +17,17 @@ struct ConfigSpeedup {
   int64_t batch = 0;        // per rank
   double speedup = kNaN;    // point estimate, mean throughput(N) / mean throughput(1)
   Interval speedup_ci;      // bootstrap percentile interval
-  double p_value = kNaN;    // Welch, throughput(N) vs throughput(1); over launches where several
+  double p_value = kNaN;    // Welch, throughput(N) vs throughput(1), over the runs
   int world_size = 2;
   int launches = 1;         // the launches the interval was computed over
 };
 
-// "Pays off": N GPUs are faster (speedup > 1) and the difference is significant (p < alpha).
-// A configuration whose speedup or p-value could not be computed does not pay off.
-bool pays_off(const ConfigSpeedup& config, double alpha = 0.05);
+// "Pays off": the speedup's 95% bootstrap interval lies wholly above 1. The one rule of the
+// report's text, tables and charts alike: the interval is what the tables print and the
+// charts draw as error bars against the line at 1, so a reader sees the verdict where it is
+// stated. Welch's p stays beside it as a second opinion. Without an interval (fewer than two
+// runs on a side) nothing pays off.
+bool pays_off(const ConfigSpeedup& config);
 
 // Least-squares fit speedup = intercept + slope * log10(parameters).
 struct LogLinearFit {
@@ -98,8 +101,7 @@ struct ThresholdRow {
   std::vector<std::string> models;  // distinct model names measured here, first-seen order
 };
 // One row per seed range for the configurations of one world size.
-std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& configs, int world_size,
-                                          double alpha = 0.05);
+std::vector<ThresholdRow> threshold_table(const std::vector<ConfigSpeedup>& configs, int world_size);
 
 // The measured answer to "from which size on does it pay off", with no fitted line: for one
 // model family at one batch size per rank, the smallest model from which every larger one
@@ -115,7 +117,6 @@ struct MeasuredThreshold {
   std::string largest_not_paying_model;
 };
 // Ordered by family, then batch.
-std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeedup>& configs, int world_size,
-                                                   double alpha = 0.05);
+std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeedup>& configs, int world_size);
 
 }  // namespace ddpscale

@@ -42,6 +42,10 @@ def main():
     study, out, targets = sys.argv[1], sys.argv[2], int(sys.argv[3])
     worlds = {}
     for path in glob.glob(os.path.join(study, "*.h5")):
+        # A study of several launches has a file per configuration and launch: count launch 1's.
+        name = os.path.basename(path)
+        if ".launch-" in name and ".launch-1-of-" not in name:
+            continue
         match = re.search(r"_w(\d+)_", os.path.basename(path))
         if match:
             worlds[int(match.group(1))] = worlds.get(int(match.group(1)), 0) + 1

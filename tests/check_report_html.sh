@@ -46,7 +46,11 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --dis
 timeout 120 "$browser" "${flags[@]}" --user-data-dir="$work/profile-dom" --dump-dom "file://$html" \
   >"$work/dom.html" 2>"$work/dom.log" || { tail -n 20 "$work/dom.log" >&2; fail "chromium --dump-dom failed"; }
 grep -q '<h1>ddpscale report: ' "$work/dom.html" || fail "the rendered page has no 'ddpscale report' title"
-for n in 1 2 3 4 5 6 7 8 9; do
+# Every numbered section of report.md (how many depends on what applies to the study: a CPU
+# study has no NCCL profiles to compare, a study without a price no cost section).
+sections=$(grep -cE '^## [0-9]+\. ' "$report_dir/report.md")
+[ "$sections" -ge 7 ] || fail "report.md has $sections numbered sections, expected 7 or more"
+for n in $(seq 1 "$sections"); do
   grep -q "<h2>$n\. " "$work/dom.html" || fail "the rendered page lacks section $n"
 done
 grep -q '<script' "$work/dom.html" && fail "the rendered page has a <script> element"

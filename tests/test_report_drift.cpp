@@ -172,9 +172,16 @@ TEST(ScalingAnswer, EveryModelPaidOffAtEveryBatch) {
   const StudyAnalysis a = analyze_study({make_config("small", 1000, 8, 1, kOneRank), make_config("small", 1000, 8, 2, kTwoRanks),
                                          make_config("big", 2000000, 8, 1, kOneRank), make_config("big", 2000000, 8, 2, kTwoRanks)});
   EXPECT_EQ(scaling_answer(a, "weak"),
-            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (faster than 1 rank, Welch p < 0.05) in 2 "
-            "of 2 comparisons, at every batch size measured, for every model measured (1.00K to 2.00M parameters).");
+            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (the speedup's whole 95% interval "
+            "above 1) in 2 of 2 comparisons, at every batch size measured, for every model measured (1.00K to 2.00M parameters).");
   EXPECT_EQ(scaling_answer(a, "strong"), "");
+}
+
+TEST(ScalingAnswer, OneModelIsNamedByItsSizeNotARange) {
+  const StudyAnalysis a = analyze_study({make_config("small", 1000, 8, 1, kOneRank), make_config("small", 1000, 8, 2, kTwoRanks)});
+  EXPECT_EQ(scaling_answer(a, "weak"),
+            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (the speedup's whole 95% interval "
+            "above 1) in 1 of 1 comparisons, at every batch size measured, for every model measured (1.00K parameters).");
 }
 
 TEST(ScalingAnswer, PaysOffFromASizeUp) {
@@ -183,8 +190,8 @@ TEST(ScalingAnswer, PaysOffFromASizeUp) {
   const StudyAnalysis a = analyze_study({make_config("small", 1000, 8, 1, kOneRank), make_config("small", 1000, 8, 2, slower),
                                          make_config("big", 2000000, 8, 1, kOneRank), make_config("big", 2000000, 8, 2, kTwoRanks)});
   EXPECT_EQ(scaling_answer(a, "weak"),
-            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (faster than 1 rank, Welch p < 0.05) in 1 "
-            "of 2 comparisons, from big (2.00M parameters) up, and for no smaller model measured.");
+            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (the speedup's whole 95% interval "
+            "above 1) in 1 of 2 comparisons, from big (2.00M parameters) up, and for no smaller model measured.");
 }
 
 TEST(ScalingAnswer, NotBySizeAloneNamesBothEnds) {
@@ -192,8 +199,8 @@ TEST(ScalingAnswer, NotBySizeAloneNamesBothEnds) {
   const StudyAnalysis a = analyze_study({make_config("small", 1000, 8, 1, kOneRank), make_config("small", 1000, 8, 2, kTwoRanks),
                                          make_config("big", 2000000, 8, 1, kOneRank), make_config("big", 2000000, 8, 2, slower)});
   EXPECT_EQ(scaling_answer(a, "weak"),
-            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (faster than 1 rank, Welch p < 0.05) in 1 "
-            "of 2 comparisons, for 1 of 2 models measured, not by size alone: the smallest that paid off is small "
+            "Under weak scaling (the batch per rank fixed), 2 ranks paid off (the speedup's whole 95% interval "
+            "above 1) in 1 of 2 comparisons, for 1 of 2 models measured, not by size alone: the smallest that paid off is small "
             "(1.00K), the largest that did not big (2.00M).");
 }
 
@@ -204,8 +211,8 @@ TEST(ScalingAnswer, NoneUnderStrongScaling) {
   two.params.global_batch = 16;
   const StudyAnalysis a = analyze_study({one, with_id(two, "_split")});
   EXPECT_EQ(scaling_answer(a, "strong"),
-            "Under strong scaling (one global batch split over the ranks), 2 ranks paid off (faster than 1 rank, "
-            "Welch p < 0.05) in 0 of 1 comparisons, for none of the models measured.");
+            "Under strong scaling (one global batch split over the ranks), 2 ranks paid off (the speedup's whole 95% "
+            "interval above 1) in 0 of 1 comparisons, for none of the models measured.");
 }
 
 TEST(ReportFiles, ExecutiveSummaryOpensWithTheAnswer) {

@@ -48,6 +48,8 @@ TEST(ReportEscaping, StoredTextIsEscapedInHtmlAndMarkdown) {
   add_failed_run(one, "rank 0: " + payload);
   ConfigRecord two = make_config(model, 1000, 8, 2, kTwoRanks);
   two.id = "evil_w2";
+  // A GPU study: its report shows the GPUs, their link and the NCCL variables.
+  for (ConfigRecord* c : {&one, &two}) c->params.device = "cuda";
   StudyMetadata meta = testing_samples::sample_metadata();
   meta.hostnames = {"node-" + payload};
   meta.gpu_names = {"gpu-" + payload};

@@ -1,6 +1,6 @@
 // Speedups and "pays off" (study_analysis): the ratio of mean throughputs, its bootstrap
-// interval and Welch p (checked against scipy, see report_test_helpers.hpp), and no interval,
-// p or pay-off from single runs.
+// interval (which decides whether it paid off) and Welch p (checked against scipy, see
+// report_test_helpers.hpp), and no interval, p or pay-off from single runs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,8 +43,8 @@ TEST(ReportSpeedup, RatioOfMeansAndSignificantGainPaysOff) {
   check_pair({kOneRank, kTwoRanks, 5.437303319663031e-09, true});
 }
 
-TEST(ReportSpeedup, FasterButNotSignificantDoesNotPayOff) {
-  // Means 105 and 100: speedup 1.05, but scipy p = 0.8088874454935351.
+TEST(ReportSpeedup, FasterButWithAnIntervalReachingBelowOneDoesNotPayOff) {
+  // Means 105 and 100: speedup 1.05, but runs this spread put its interval across 1 (scipy p = 0.8088874454935351).
   check_pair({{100, 140, 60, 120, 80}, {105, 145, 65, 125, 85}, 0.8088874454935351, false});
 }
 

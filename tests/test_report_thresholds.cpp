@@ -1,6 +1,6 @@
 // The parameter-threshold analysis (study_analysis, report_thresholds): one threshold table and
-// break-even fit per (world size, exec, dtype) group and per model family, and how section 8
-// and summary.json state them.
+// break-even fit per (world size, exec, dtype) group and per model family, and how the
+// report's threshold section and summary.json state them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,6 +53,8 @@ TEST(Thresholds, EachExecutionModeAndPrecisionIsFittedOnItsOwn) {
                               "### 2 ranks, bfloat16 against 1\n"})
     EXPECT_TRUE(contains(md, heading)) << heading;
   EXPECT_TRUE(contains(md, "Break-even model size for 2 ranks, exec graph (")) << md;
+  // Stated in the threshold section only, not again in the executive summary.
+  EXPECT_EQ(count_of(md, "Break-even model size for 2 ranks, exec graph ("), 1u) << md;
   const std::string json = read_text(out.path() / "summary.json");
   EXPECT_TRUE(contains(json, "\"exec\": \"graph\"")) << json;
 }
@@ -99,7 +101,7 @@ TEST(Thresholds, EachModelFamilyGetsItsOwnBreakEven) {
   EXPECT_TRUE(contains(md, "| mlp | 32 | 3 | mlp@100M (100M) and every larger one | mlp@10M (10.0M) |")) << md;
   EXPECT_TRUE(contains(md, "| transformer | 32 | 3 | transformer@1M (1.00M): every size measured | none |")) << md;
   EXPECT_TRUE(contains(json, "\"pays_off_from_model\": \"mlp@100M\"")) << json;
-  EXPECT_TRUE(contains(md, "Measured thresholds for 2 ranks, batch by batch with no fitted line (section 8; batch "
+  EXPECT_TRUE(contains(md, "Measured thresholds for 2 ranks, batch by batch with no fitted line (section 7; batch "
                            "per rank): mlp pays off from mlp@100M at batch 32; transformer pays off at every size "
                            "measured (from transformer@1M) at batch 32.")) << md;
 
@@ -119,6 +121,22 @@ TEST(Thresholds, EachModelFamilyGetsItsOwnBreakEven) {
   // One family alone: the pooled fit is that family's, so there is no second one.
   const std::vector<ConfigRecord> mlp_only(configs.begin(), configs.begin() + 6);
   EXPECT_EQ(analyze_study(mlp_only).break_even_by_family.count(two), 0u);
+}
+
+// A family that paid off at no size measured reads as a sentence, naming the largest size.
+TEST(Thresholds, AFamilyThatNeverPaidOffSaysSoInASentence) {
+  const std::vector<double> slower = {60, 61, 59, 60, 60};
+  std::vector<ConfigRecord> configs;
+  for (int64_t batch : {8, 64})
+    for (const auto& [model, parameters] : {std::pair<const char*, int64_t>{"mlp@1M", 1'000'000}, {"mlp@10M", 10'000'000}}) {
+      ConfigRecord one = make_config(model, parameters, batch, 1, kOneRank);
+      ConfigRecord two = make_config(model, parameters, batch, 2, slower);
+      configs.push_back(one);
+      configs.push_back(two);
+    }
+  TempDir out;
+  const std::string md = markdown_report(in_memory_study(configs), analyze_study(configs), out.path());
+  EXPECT_TRUE(contains(md, "batch per rank): mlp does not pay off, not even at mlp@10M at batch 8 and 64.")) << md;
 }
 
 }  // namespace

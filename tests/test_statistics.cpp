@@ -255,12 +255,16 @@ ConfigSpeedup config(const std::string& model, int64_t parameters, double speedu
   return c;
 }
 
-TEST(Thresholds, PaysOffNeedsBothFasterAndSignificant) {
+// config() gives the speedup an interval of +-0.05 around it.
+TEST(Thresholds, PaysOffWhenTheWholeIntervalLiesAboveOne) {
   EXPECT_TRUE(pays_off(config("m", 1, 1.2, 0.01)));
-  EXPECT_FALSE(pays_off(config("m", 1, 1.2, 0.2)));    // faster, not significantly
-  EXPECT_FALSE(pays_off(config("m", 1, 0.8, 0.001)));  // significantly slower
+  EXPECT_TRUE(pays_off(config("m", 1, 1.08, 0.089)));  // [1.03, 1.13]: the interval decides, not Welch's p
+  EXPECT_FALSE(pays_off(config("m", 1, 1.04, 0.01)));  // [0.99, 1.09] reaches below 1
+  EXPECT_FALSE(pays_off(config("m", 1, 0.8, 0.001)));  // slower
   EXPECT_FALSE(pays_off(config("m", 1, kNaN, 0.001)));
-  EXPECT_FALSE(pays_off(config("m", 1, 1.2, 0.05)));   // p < 0.05 strictly
+  ConfigSpeedup no_interval = config("m", 1, 1.5, 0.001);
+  no_interval.speedup_ci = {};
+  EXPECT_FALSE(pays_off(no_interval));  // fewer than two runs on a side
 }
 
 // The synthetic study: speedup = 1 + 0.3 log10(params / 2e7) + fixed noise, two batch sizes
@@ -429,7 +433,7 @@ TEST(Thresholds, BenefitWordsAtTheirBoundaries) {
 
 TEST(Thresholds, TableFromMeasurementsMarksUnmeasuredRanges) {
   std::vector<ConfigSpeedup> c;
-  // < 500K: 3 measured, none pays off (one is faster but not significantly).
+  // < 500K: 3 measured, none pays off (one is faster, but its interval reaches below 1).
   c.push_back(config("mlp-small", 100'000, 0.7, 0.001));
   c.push_back(config("mlp-medium", 258'432, 0.8, 0.001));
   c.push_back(config("mlp-medium", 258'432, 1.02, 0.40));
@@ -437,7 +441,7 @@ TEST(Thresholds, TableFromMeasurementsMarksUnmeasuredRanges) {
   // 1M - 5M: 2 of 5.
   for (int i = 0; i < 5; ++i) c.push_back(config("transformer-s", 2'000'000, i < 2 ? 1.1 : 0.9, 0.01));
   // 5M - 10M: 1 of 6 (and 10M exactly belongs to the next range).
-  for (int i = 0; i < 6; ++i) c.push_back(config("mlp-large", 6'885'376, i < 1 ? 1.05 : 0.95, 0.01));
+  for (int i = 0; i < 6; ++i) c.push_back(config("mlp-large", 6'885'376, i < 1 ? 1.1 : 0.95, 0.01));
   // 10M - 25M: 2 of 4.
   for (int i = 0; i < 4; ++i) c.push_back(config(i < 2 ? "resnet-50" : "edge-10M", i < 2 ? 23'500'000 : 10'000'000,
                                                  i % 2 == 0 ? 1.3 : 0.99, 0.01));

@@ -44,7 +44,7 @@ TEST(SweepSpec, InterleaveRunsIsABooleanOffByDefault) {
       << error_of(grid + "interleave_runs: sometimes\n");
 }
 
-// placement_shifts_mib is --placement-shifts: a list of MiB, none by default.
+// placement_shifts_mib is --placement-shifts-mib: a list of MiB, none by default.
 TEST(SweepSpec, PlacementShiftsAreAListOfMib) {
   const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\n";
   EXPECT_TRUE(parse_sweep_spec(grid, "s.yaml").base.placement_shifts_mib.empty());
@@ -55,8 +55,11 @@ TEST(SweepSpec, PlacementShiftsAreAListOfMib) {
 }
 
 TEST(SweepSpec, UnknownKeyNamesFileLineAndKey) {
-  EXPECT_EQ(error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\nbatch_size: 3\n"),
-            "spec.yaml:4: key 'batch_size': unknown key (see experiments/README.md for the keys)");
+  const std::string error = error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\nbatch_size: 3\n");
+  EXPECT_EQ(error.rfind("spec.yaml:4: key 'batch_size': unknown key; the keys are ", 0), 0u) << error;
+  // Every key, so the typo's right spelling is in the message.
+  EXPECT_NE(error.find(", batch_sizes, "), std::string::npos) << error;
+  EXPECT_NE(error.find("(experiments/README.md describes them)"), std::string::npos) << error;
 }
 
 TEST(SweepSpec, WrongTypesAndValuesAreNamed) {

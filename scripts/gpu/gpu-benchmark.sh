@@ -18,7 +18,7 @@
 # less than pairs of 100-step runs, though 15 pairs could not establish it
 # (docs/methodology.md, "Comparing with PyTorch's DDP").
 # PLACEMENT_SHIFTS="0,20,40,60" (PAIRING=row only): on both sides run k first holds the
-# (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts`), one run per
+# (k mod n)-th of these MiB of GPU memory (`ddpscale train --placement-shifts-mib`), one run per
 # placement, so each side's median covers where its buffers land: cuDNN's persistent LSTM
 # kernel moved PyTorch's own lstm b128 graph step by 2.0% over four placements on an H100
 # (docs/methodology.md, "Where the buffers land").

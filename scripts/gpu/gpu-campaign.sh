@@ -83,7 +83,7 @@ exec 9>"$campaign/lock"
 flock -n 9 || { log "a campaign is already running"; exit 0; }
 
 step 01-gpu-tests bash "$DDPSCALE_ROOT/scripts/gpu-test.sh"
-[ -n "${CAMPAIGN_COMMBENCH:-}" ] && step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
+[ -n "${CAMPAIGN_COMMBENCH:-}" ] && step 02-commbench "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench --min-bytes 8 -e 2G -f 4
 # Right after commbench, so the two allreduce curves share the machine's state.
 [ -n "${NCCL_TESTS_SRC:-}" ] && step 02-nccl-tests nccl_tests_allreduce
 step 02-overhead env OUT="$campaign/bench" bash "$DDPSCALE_ROOT/scripts/gpu/phase-timing-overhead.sh"

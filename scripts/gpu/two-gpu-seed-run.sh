@@ -43,8 +43,8 @@ if ! done_marker allreduce; then
       echo "## nccl-tests all_reduce_perf -b 8 -e 2G -f 4 -g $NRANKS"
       "$work/nccl-tests/all_reduce_perf" -b 8 -e 2G -f 4 -g "$NRANKS"
     fi
-    echo "## ddpscale commbench -b 8 -e 2G -f 4 on $NRANKS ranks"
-    "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench -b 8 -e 2G -f 4
+    echo "## ddpscale commbench --min-bytes 8 -e 2G -f 4 on $NRANKS ranks"
+    "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" commbench --min-bytes 8 -e 2G -f 4
   } >"$work/allreduce.log" 2>&1 || log "the allreduce comparison failed: see allreduce.log"
   mark_done allreduce $((SECONDS - start))
 fi

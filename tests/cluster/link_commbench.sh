@@ -40,7 +40,7 @@ for shape in "$@"; do
   cluster_set_rate "$rate" || { echo "tc cannot shape to $rate"; exit 1; }
   before="$(on_node 1 ip -s link show dev "$CLUSTER_IF" | awk '/TX:/ {getline; print $1; exit}')"
   cmd=(mpirun --hostfile "$CLUSTER_HOSTFILE" --mca plm_rsh_agent "$CLUSTER_RSH_AGENT" --mca plm_rsh_no_tree_spawn 1
-    -np 2 --map-by node --bind-to none "$bin" commbench -b 1K -e "$size" -f 4 --device cpu)
+    -np 2 --map-by node --bind-to none "$bin" commbench --min-bytes 1K -e "$size" -f 4 --device cpu)
   echo
   echo "## link: $rate (tc tbf on both ends of $CLUSTER_IF, burst ${CLUSTER_TBF_BURST:-32kb}); OMPI_MCA_btl=$OMPI_MCA_btl, btl_tcp_if_include=$OMPI_MCA_btl_tcp_if_include"
   echo "## on node1: ${cmd[*]/#$CLUSTER_STATE*/...}"

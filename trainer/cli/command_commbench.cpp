@@ -16,7 +16,7 @@ static cxxopts::Options commbench_options(const char* program) {
                            "Allreduce bandwidth sweep with nccl-tests' definitions (time per op, slowest rank; "
                            "algbw = bytes/time; busbw = algbw*2(n-1)/n).\nRun under mpirun, one rank per GPU.");
   options.add_options()
-      ("b,min-bytes", "smallest message (K, M, G suffixes)", cxxopts::value<std::string>()->default_value("8"))
+      ("min-bytes", "smallest message (K, M, G suffixes)", cxxopts::value<std::string>()->default_value("8"))
       ("e,max-bytes", "largest message", cxxopts::value<std::string>()->default_value("128M"))
       ("f,factor", "size multiplier between steps", cxxopts::value<size_t>()->default_value("4"))
       ("w,warmup", "untimed iterations per size", cxxopts::value<int>()->default_value("5"))
@@ -67,13 +67,16 @@ static size_t sweep_and_print(const MpiContext& mpi, const DeviceChoice& device,
 }
 
 int run_commbench_command(int argc, char** argv) {
+  // -e, -f, -w and -n are all_reduce_perf's letters; -b, its smallest size, is the batch size
+  // in train, so commbench spells it out.
+  CurrentSpellings spelt(argc, argv, {{"-b", "--min-bytes", "-b is --batch-size in train"}});
   auto options = commbench_options(argv[0]);
   cxxopts::ParseResult args;
   CommBenchOptions bench;
   LaunchOptions launch;
   try {
-    args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    args = options.parse(spelt.argc(), spelt.argv());
+    if (printed_help(options, args, "mpirun -np 2 ddpscale commbench --min-bytes 1K -e 64M")) return 0;
     bench = validated_options(args);
     launch = launch_options_from(args);
     apply_nccl_profile(parse_nccl_profile("command line", args["nccl-env"].as<std::string>()));

@@ -31,7 +31,7 @@ int run_compare_command(int argc, char** argv) {
   std::string a, b, out;
   try {
     const auto args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    if (printed_help(options, args, "ddpscale compare studies/monday studies/tuesday --out compare")) return 0;
     if (!args.count("study-a") || !args.count("study-b")) {
       std::cerr << "ddpscale compare: give two studies: ddpscale compare STUDY_A STUDY_B --out DIR" << std::endl;
       return 2;

@@ -13,7 +13,7 @@ int run_info_command(int argc, char** argv) {
                                     "and HDF5, the GPUs and the link between each pair.");
   options.add_options()("h,help", "show this help");
   const auto args = options.parse(argc, argv);
-  if (printed_help(options, args)) return 0;
+  if (printed_help(options, args, "mpirun -np 2 ddpscale info")) return 0;
   MpiContext mpi(&argc, &argv);
   const std::string json = system_report_json(mpi);
   if (mpi.rank() == 0) std::cout << json << std::endl;

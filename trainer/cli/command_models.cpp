@@ -32,7 +32,7 @@ int run_models_command(int argc, char** argv) {
   std::vector<std::string> names;
   try {
     const auto args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    if (printed_help(options, args, "ddpscale models mlp-medium transformer@100M")) return 0;
     names = args.count("names") ? args["names"].as<std::vector<std::string>>() : builtin_model_names();
     std::vector<ModelDescription> described;
     for (const auto& name : names) {

@@ -36,7 +36,7 @@ int run_predict_command(int argc, char** argv) {
   bool with_plots = true;
   try {
     const auto args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    if (printed_help(options, args, "ddpscale predict studies/seed --gpus 4,8 --out predict")) return 0;
     if (!args.count("study")) throw UsageError("no study given: ddpscale predict STUDY_DIR --gpus 4,8 --out DIR");
     input = args["study"].as<std::string>();
     out = args["out"].as<std::string>();

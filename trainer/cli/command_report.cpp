@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "cli/predict_options.hpp"
+#include "launch/invocation.hpp"
 #include "model_registry.hpp"
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
@@ -16,12 +17,6 @@
 
 namespace ddpscale {
 namespace {
-
-std::string joined_command_line(int argc, char** argv) {
-  std::string line = "ddpscale report";
-  for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
-  return line;
-}
 
 // The registry's layer summary, when the stored count says the model was built with the
 // default options (a study with other features/vocab would otherwise be misdescribed).
@@ -82,7 +77,7 @@ int run_report_command(int argc, char** argv) {
   std::optional<ReportPrediction> prediction;
   try {
     const auto args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    if (printed_help(options, args, "ddpscale report studies/seed --out reports/seed")) return 0;
     if (!args.count("studies")) {
       std::cerr << "ddpscale report: no study given: ddpscale report STUDY_DIR [...] --out REPORT_DIR" << std::endl;
       return 2;
@@ -90,7 +85,7 @@ int run_report_command(int argc, char** argv) {
     inputs = args["studies"].as<std::vector<std::string>>();
     report.out_dir = args["out"].as<std::string>();
     report.inputs = inputs;
-    report.command_line = joined_command_line(argc, argv);
+    report.command_line = typed_command_line(argc, argv);
     report.plots = !args.count("no-plots");
     report.describe_model = architecture_from_registry;
     if (args.count("price-per-gpu-hour")) {

@@ -1,20 +1,17 @@
+#include <cstdlib>
 #include <cxxopts.hpp>
 
 #include "launch/cli_util.hpp"
+#include "launch/invocation.hpp"
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "launch/launch_prologue.hpp"
 #include "mpi_context.hpp"
+#include "study/launch_driver.hpp"
 #include "study/sweep_runner.hpp"
 #include "study/sweep_spec.hpp"
 
 namespace ddpscale {
-
-static std::string joined_command_line(int argc, char** argv) {
-  std::string line = "ddpscale sweep";
-  for (int i = 1; i < argc; ++i) line += std::string(" ") + argv[i];
-  return line;
-}
 
 // The options every launch of a study of several launches is given as they were given here.
 static std::vector<std::string> launch_args_as_given(const cxxopts::ParseResult& args) {
@@ -23,27 +20,31 @@ static std::vector<std::string> launch_args_as_given(const cxxopts::ParseResult&
     if (args.count(flag)) given.push_back(std::string("--") + flag);
   for (const char* valued : {"nccl-profile", "device"})
     if (args.count(valued)) given.insert(given.end(), {std::string("--") + valued, args[valued].as<std::string>()});
+  if (args.count("launches")) given.insert(given.end(), {"--launches", std::to_string(args["launches"].as<int>())});
   if (args.count("comm-timeout")) given.insert(given.end(), {"--comm-timeout", std::to_string(args["comm-timeout"].as<int>())});
   return given;
 }
 
 int run_sweep_command(int argc, char** argv) {
-  cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec "
-                                    "(with launches: L in the spec, over L launches of fresh processes), one HDF5 file per configuration "
-                                    "and launch.\n"
-                                    "Example: mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick");
+  cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec, "
+                                    "over the spec's launches of fresh processes (launches:), one HDF5 file per "
+                                    "configuration and launch.");
   options.add_options()
       ("spec", "the sweep spec (YAML; keys in experiments/README.md)", cxxopts::value<std::string>())
-      ("o,out", "output directory", cxxopts::value<std::string>())
+      ("o,out", "study folder (created; with --resume or --overwrite when it holds a study)",
+       cxxopts::value<std::string>()->default_value("study"))
       ("resume", "continue a study in --out: skip configurations already complete with the same settings")
       ("overwrite", "measure every configuration again, replacing what --out holds")
       ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
       ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
+      ("launches", "launches of fresh processes that share each configuration's runs (replaces the spec's launches:)",
+       cxxopts::value<int>())
       ("launch", "measure only this launch (1..launches) in the processes started; without it, a study of several "
                  "launches starts each as fresh processes itself", cxxopts::value<int>())
       ("launcher", "how each launch of a study of several launches is started: the launcher and its options before -np",
        cxxopts::value<std::string>()->default_value("mpirun --bind-to none"))
-      ("dry-run", "list the configurations in run order and the steps they will train, then exit (--out not needed)")
+      ("dry-run", "list the configurations in run order and the steps they will train, then exit (measures nothing: "
+                  "needs no mpirun and no --out)")
       ("no-memory-check", "skip the memory pre-flight, which refuses the spec before the first run when a "
                           "configuration's estimated training memory (weights, gradients, optimizer state, gradient "
                           "buckets, activations) exceeds the free memory (also: memory_check: false in the spec)");
@@ -62,19 +63,20 @@ int run_sweep_command(int argc, char** argv) {
   std::string usage_error;
   try {
     args = options.parse(argc, argv);
-    if (printed_help(options, args)) return 0;
+    if (printed_help(options, args, "mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick")) return 0;
     if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
     sweep.dry_run = args.count("dry-run") > 0;
     sweep.memory_check = args.count("no-memory-check") == 0;
-    if (!args.count("out") && !sweep.dry_run)
-      throw UsageError("--out DIR is required (where the study's HDF5 files go)");
     sweep.spec_path = args["spec"].as<std::string>();
-    if (args.count("out")) sweep.out_dir = args["out"].as<std::string>();
+    sweep.out_dir = args["out"].as<std::string>();
     sweep.resume = args.count("resume") > 0;
     sweep.overwrite = args.count("overwrite") > 0;
     sweep.nccl_profile = args["nccl-profile"].as<std::string>();
     sweep.commbench = args.count("no-commbench") == 0;
-    sweep.command_line = joined_command_line(argc, argv);
+    sweep.command_line = typed_command_line(argc, argv);
+    // A launch started by the driver of a study records the command the user typed.
+    if (const char* study_command = std::getenv(kStudyCommandVariable); study_command && args.count("launch"))
+      sweep.command_line = study_command;
     if (args.count("launch")) {
       const int launch = args["launch"].as<int>();
       if (launch < 1) throw UsageError("--launch counts from 1, got " + std::to_string(launch));
@@ -86,10 +88,16 @@ int run_sweep_command(int argc, char** argv) {
     sweep.launch_args = launch_args_as_given(args);
     launch = launch_options_from(args);
     spec = load_sweep_spec(sweep.spec_path);
+    if (args.count("launches")) {
+      spec.launches = args["launches"].as<int>();
+      if (spec.launches < 1) throw UsageError("--launches must be 1 or more, got " + std::to_string(spec.launches));
+    }
   } catch (const std::exception& e) {
     usage_error = usage_error_text(e, argc, argv, program);
   }
   MpiContext mpi(&argc, &argv);
+  // With the launcher in front, so that the report's "Commands" section runs as printed.
+  sweep.command_line = launch_command_line(sweep.command_line, mpi.size());
   const auto device = agree_on_device(mpi, program, launch, usage_error);
   if (!device) return 2;
   return run_sweep(mpi, *device, spec, sweep);

@@ -36,7 +36,7 @@ void add_train_options(cxxopts::Options& options) {
        cxxopts::value<std::string>()->default_value(""), "tokens:VOCAB:SEQ")
       ("no-dropout", "turn every dropout layer off");
   options.add_options("training")
-      ("b,batch", "batch per rank (weak scaling) or global batch (strong)", cxxopts::value<int64_t>()->default_value("32"))
+      ("b,batch-size", "batch per rank (weak scaling) or global batch (strong)", cxxopts::value<int64_t>()->default_value("32"))
       ("scaling", "weak (per-rank batch fixed) or strong (global batch split)", cxxopts::value<std::string>()->default_value("weak"))
       ("world-size", "ranks that train (0 = all launched)", cxxopts::value<int>()->default_value("0"))
       ("optimizer", "adam or sgd", cxxopts::value<std::string>()->default_value("adam"))
@@ -80,7 +80,7 @@ void add_train_options(cxxopts::Options& options) {
                           "memory (host RAM on CPU, shared by the host's ranks; the GPU's on GPU) before building it")
       ("alternate-phase-timing", "time phases in runs 0 and 3 of every 4 only, and print what timing cost "
                                  "between these neighbouring runs (use --runs 12 or more)")
-      ("placement-shifts", "GPU: run k first holds the k-th of these MiB (cycling), so the runs' buffers land at "
+      ("placement-shifts-mib", "GPU: run k first holds the k-th of these MiB (cycling), so the runs' buffers land at "
                            "different addresses and their spread covers placement; the summary gives throughput "
                            "per placement (e.g. 0,20,40,60 with --runs a multiple of 4; docs/methodology.md)",
        cxxopts::value<std::vector<int>>(), "MIB,...")
@@ -106,7 +106,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.input_shape = a["input-shape"].as<std::string>();
   o.input = a["input"].as<std::string>();
   o.dropout = a.count("no-dropout") == 0;
-  o.batch = a["batch"].as<int64_t>();
+  o.batch = a["batch-size"].as<int64_t>();
   o.scaling = a["scaling"].as<std::string>();
   o.world_size = a["world-size"].as<int>();
   o.optimizer = a["optimizer"].as<std::string>();
@@ -128,7 +128,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.gpu_busy_steps = a["gpu-busy-steps"].as<int>();
   o.gpu_kernels = a["gpu-kernels"].as<std::string>();
   o.gpu_trace = a["gpu-trace"].as<std::string>();
-  if (a.count("placement-shifts")) o.placement_shifts_mib = a["placement-shifts"].as<std::vector<int>>();
+  if (a.count("placement-shifts-mib")) o.placement_shifts_mib = a["placement-shifts-mib"].as<std::vector<int>>();
   o.allreduce_dtype = canonical_dtype(a["allreduce-dtype"].as<std::string>());
   o.process_shift_mib = a["process-shift"].as<int>();
   o.take_turns = a.count("take-turns") > 0;
@@ -147,10 +147,19 @@ static Turn next_turn() {
   return Turn::unreadable;
 }
 
+// Options renamed to their spec keys (experiments/README.md, "Flags and spec keys").
+const std::vector<RenamedOption>& renamed_train_options() {
+  static const std::vector<RenamedOption> renamed = {
+      {"--batch", "--batch-size", "the spec key is batch_sizes"},
+      {"--placement-shifts", "--placement-shifts-mib", "the spec key is placement_shifts_mib"}};
+  return renamed;
+}
+
 int run_train_command(int argc, char** argv) {
   const std::string program = argv[0];
+  CurrentSpellings spelt(argc, argv, renamed_train_options());
   cxxopts::Options options(argv[0], "Trains a model data-parallel on the launched ranks and times every phase of "
-                                    "every step.\nExample: mpirun -np 2 ddpscale train -m mlp-large -b 64 --runs 5");
+                                    "every step.");
   add_train_options(options);
   TrainOptions train;
   LaunchOptions launch;
@@ -160,14 +169,16 @@ int run_train_command(int argc, char** argv) {
   // collective (any_rank_has_usage_error), so no rank waits for a peer that already left.
   std::string usage_error;
   try {
-    args = options.parse(argc, argv);
-    if (printed_help(options, args, {"model", "training", "ddp", "measurement", "launch"})) return 0;
+    args = options.parse(spelt.argc(), spelt.argv());
+    if (printed_help(options, args, "mpirun -np 2 ddpscale train -m mlp-large -b 64 --runs 5",
+                     {"model", "training", "ddp", "measurement", "launch"}))
+      return 0;
     train = train_options_from(args);
     launch = launch_options_from(args);
     validate_model_input(train);  // the TorchScript input contract, before loading the file
     model = describe_model(train.model, model_options_from(train));  // unknown model or size family; loads and probes a TorchScript file
   } catch (const std::exception& e) {
-    usage_error = usage_error_text(e, argc, argv, program);
+    usage_error = usage_error_text(e, spelt.argc(), spelt.argv(), program);
   }
   MpiContext mpi(&argc, &argv);
   const bool memory_check = usage_error.empty() && args.count("no-memory-check") == 0;

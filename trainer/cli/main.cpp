@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "launch/invocation.hpp"
+#include "launch/system_report.hpp"
 
 // HDF5 is linked through the run store (results/); only this one switch is needed here.
 extern "C" int H5dont_atexit(void);
@@ -36,7 +38,8 @@ const std::vector<Command>& commands() {
 void print_usage(std::FILE* out) {
   std::fprintf(out,
                "ddpscale: measures whether data-parallel training on N GPUs beats one, and why not.\n\n"
-               "Usage: [mpirun -np N] ddpscale <command> [options]   (ddpscale <command> --help for its options)\n\n"
+               "Usage: [mpirun -np N] ddpscale <command> [options]   (ddpscale <command> --help for its options)\n"
+               "       ddpscale --version\n\n"
                "Commands:\n");
   for (const auto& c : commands()) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
   std::fprintf(out, "\nDocs: README.md and docs/ in the source tree.\n");
@@ -56,6 +59,11 @@ int main(int argc, char** argv) {
   // segfault. The run store closes every file it opens itself, so HDF5's exit-time clean-up
   // has nothing left to do; it is switched off (this must come before any other HDF5 call).
   if (H5dont_atexit() < 0) std::fprintf(stderr, "ddpscale: warning: H5dont_atexit failed\n");
+  if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
+    std::printf("ddpscale %s (commit %s)\n", ddpscale::build_version().c_str(), ddpscale::build_git_commit().c_str());
+    return 0;
+  }
+  ddpscale::remember_program_path(argv[0]);
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_usage(stdout);
     return argc < 2 ? 2 : 0;

@@ -1,6 +1,7 @@
 #include "cli/predict_options.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -43,10 +44,22 @@ int whole_number(const std::string& option, const std::string& text) {
   return values.front();
 }
 
+// A network's name needs the file that names it; checked here, where the option that gives
+// the file is known (--networks for predict, networks= inside report's --predict).
+void check_networks_file(const PredictTargetArgs& args) {
+  if (!args.network || args.network->find(',') != std::string::npos || std::filesystem::exists(args.networks)) return;
+  throw UsageError("network '" + *args.network + "' is a name, looked up in " + args.networks +
+                   ", which does not exist; give the file with " + option_name(args, "networks") +
+                   (args.from_report_spec ? "FILE" : " FILE") + " (the repository's experiments/networks.yaml), or "
+                   "the link itself, e.g. " + option_name(args, "network") + (args.from_report_spec ? "" : " ") +
+                   "\"400Gb/s,3us\"");
+}
+
 NetworkProfile network_of(const PredictTargetArgs& args) {
   if (args.network && args.network_commbench)
     throw UsageError("give " + option_name(args, "network") + " or " + option_name(args, "network-commbench") +
                      ", not both: a curve measured between nodes replaces the link's bandwidth and latency");
+  check_networks_file(args);
   try {
     if (args.network_commbench) return network_from_commbench(*args.network_commbench);
     if (args.network) return network_by_profile_or_name(*args.network, args.networks);
@@ -57,6 +70,14 @@ NetworkProfile network_of(const PredictTargetArgs& args) {
 }
 
 }  // namespace
+
+std::string default_networks_file() {
+  // Relative to the current folder first, so a copy edited there wins; else the source tree
+  // this binary was built from, so a name works from any folder.
+  const std::string relative = "experiments/networks.yaml";
+  if (std::filesystem::exists(relative)) return relative;
+  return std::string(DDPSCALE_SOURCE_DIR) + "/" + relative;
+}
 
 void add_predict_target_options(cxxopts::Options& options) {
   options.add_options()
@@ -69,7 +90,7 @@ void add_predict_target_options(cxxopts::Options& options) {
                   "(ib-ndr-400, ib-hdr-200, roce-200, eth-100, eth-25 in experiments/networks.yaml)",
        cxxopts::value<std::string>())
       ("networks", "YAML file of named networks for --network NAME",
-       cxxopts::value<std::string>()->default_value("experiments/networks.yaml"))
+       cxxopts::value<std::string>()->default_value(default_networks_file()))
       ("network-commbench", "commbench.csv measured between nodes, one rank per node (as `ddpscale report` writes "
                             "it): the network's cost curve instead of --network's bandwidth and latency",
        cxxopts::value<std::string>())
@@ -140,9 +161,19 @@ PredictOptions predict_options_from(const PredictTargetArgs& args) {
 }
 
 void require_allreduce_curve(const StudyDigest& study, const std::string& input) {
-  if (study.commbench_ranks < 2)
-    throw std::runtime_error(input + " has no allreduce curve (the sweep ran with --no-commbench, or the report "
-                                     "folder has no commbench.csv): nothing to predict the communication from");
+  if (study.commbench_ranks >= 2) return;
+  const bool several_ranks = std::any_of(study.configs.begin(), study.configs.end(),
+                                         [](const MeasuredConfig& c) { return c.params.world_size > 1; });
+  // A sweep measures the curve only on more than one rank: a 1-rank study has none to give.
+  if (!several_ranks)
+    throw std::runtime_error(input + " measured 1 rank only, so it has no allreduce curve and nothing to predict "
+                                     "the communication from: sweep 1 and N ranks (world_sizes: [1, 2] in the spec, "
+                                     "under mpirun -np 2) and predict from that study");
+  const bool report_folder = std::filesystem::exists(std::filesystem::path(input) / "summary.csv");
+  throw std::runtime_error(input + (report_folder ? " is a report folder without commbench.csv" : " has no allreduce curve") +
+                           ": its sweep ran with --no-commbench, so nothing measured the communication to predict "
+                           "from; sweep the study again without --no-commbench (into a new --out) and predict "
+                           "from that");
 }
 
 std::string self_check_line(const ValidationSummary& s) {

@@ -10,9 +10,13 @@
 
 namespace ddpscale {
 
+// experiments/networks.yaml in the current folder when there is one, else the one in the
+// source tree this binary was built from.
+std::string default_networks_file();
+
 struct PredictTargetArgs {
   std::optional<std::string> gpus, nodes, network, network_commbench;
-  std::string networks = "experiments/networks.yaml";
+  std::string networks = default_networks_file();
   int gpus_per_node = 8;
   int draws = 4000;
   bool from_report_spec = false;  // error messages name "--predict key=" instead of "--key"

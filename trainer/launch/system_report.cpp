@@ -36,6 +36,8 @@ std::string nccl_version() {
 #endif
 }
 
+std::string build_version() { return DDPSCALE_VERSION; }
+
 std::string build_git_commit() { return DDPSCALE_GIT_COMMIT; }
 
 std::string utc_now_iso8601() {
@@ -88,7 +90,7 @@ std::string system_report_json(const MpiContext& mpi) {
 StudyMetadata collect_study_metadata(const MpiContext& mpi, const std::string& command_line) {
   const auto inventory = query_gpu_inventory();
   StudyMetadata meta;
-  meta.tool_version = DDPSCALE_VERSION;
+  meta.tool_version = build_version();
   meta.git_commit = DDPSCALE_GIT_COMMIT;
   meta.command_line = command_line;
   meta.created_utc = utc_now_iso8601();

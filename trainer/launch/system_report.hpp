@@ -12,6 +12,7 @@ class MpiContext;
 std::string torch_version();
 std::string cuda_version();  // "13.0", or "none" for a CPU build
 std::string nccl_version();  // "2.28.9 (/path/libnccl.so.2)", or "none" for a CPU build
+std::string build_version();     // "0.1.0": the project version this binary was built as
 std::string build_git_commit();  // the commit this binary was built from ("unknown" outside git)
 std::string utc_now_iso8601();
 

@@ -47,6 +47,7 @@ bool set_by_the_running_job(const std::string& name) {
     return false;
   }
   if (starts_with(name, "OMPI_ALLOW_RUN_AS_ROOT")) return false;
+  if (name == kStudyCommandVariable) return true;  // the driver sets its own
   for (const char* job : {"OMPI_", "PMIX_", "PMI_", "ORTE_", "OPAL_", "HWLOC_", "SLURM_STEP", "SLURM_PROCID",
                           "SLURM_LOCALID", "SLURM_NODEID", "SLURM_TASK_PID", "SLURM_GTIDS", "SLURM_STEPID"})
     if (starts_with(name, job)) return true;
@@ -206,7 +207,9 @@ int drive_launches(const MpiContext& mpi, const SweepOptions& options, const std
         std::fprintf(stderr, "[sweep] launch %d of %d: fresh processes (%s ...)\n", k + 1, launches,
                      command.front().c_str());
         try {
-          status = run_launch(command, launch_environment(current_environment()));
+          std::vector<std::string> environment = launch_environment(current_environment());
+          environment.push_back(std::string(kStudyCommandVariable) + "=" + options.command_line);
+          status = run_launch(command, environment);
         } catch (const std::exception& e) {
           std::fprintf(stderr, "ddpscale sweep: launch %d of %d on %s: %s\n", k + 1, launches,
                        mpi.hostname().c_str(), e.what());

@@ -39,6 +39,10 @@ std::vector<std::string> launch_command(const std::string& launcher, const std::
 // settings a user makes (OMPI_MCA_btl, OMPI_ALLOW_RUN_AS_ROOT, NCCL_*) stay. Exposed for tests.
 std::vector<std::string> launch_environment(const std::vector<std::string>& environment);
 
+// The variable through which the driver gives each launch the command the user typed, so
+// the study records that one instead of the nested launch's.
+constexpr const char* kStudyCommandVariable = "DDPSCALE_STUDY_COMMAND";
+
 // Runs every launch of the study whose configurations are not all complete (launch_done[k]
 // is 1 where --resume found launch k complete) and returns the sweep's exit code: 0, 3 when
 // every launch ran but some configuration had no successful run, or the first other

@@ -131,6 +131,15 @@ std::vector<ModelDescription> validate_configs(const std::vector<SweepConfig>& c
   return models;
 }
 
+// The launch the configurations are checked against. --dry-run measures nothing, so it
+// needs no mpirun: it checks them as if the spec's widest world had been launched.
+int ranks_to_check_against(const std::vector<SweepConfig>& configs, int launched, bool dry_run) {
+  int ranks = launched;
+  if (dry_run)
+    for (const auto& c : configs) ranks = std::max(ranks, c.options.world_size);
+  return ranks;
+}
+
 // The memory pre-flight of every configuration before the first run: a study that would
 // be OOM-killed in its 40th configuration is refused now, naming every one that does not
 // fit (with the first one's numbers), unless --no-memory-check. The machine is read once per
@@ -206,9 +215,11 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
     const ConfigParams params = params_of(configs[i], on_cuda);
     const std::string path = config_file(options, config_id(params), launch, launches);
     if (!fs::exists(path)) continue;
-    if (!config_file_matches(path, params))
-      return path + " was written with different settings than " + options.spec_path +
-             " now asks for; pass --overwrite to measure it again, or use another --out";
+    std::string difference;
+    if (!config_file_matches(path, params, &difference))
+      return path + " was measured with other settings than " + options.spec_path + " now asks for (" + difference +
+             "); put the stored values back in the spec to continue the study, pass --overwrite to measure every "
+             "configuration again, or give another --out";
     skip[i] = 1;
   }
   return "";
@@ -361,7 +372,7 @@ class SweepLaunch {
       // Odd launches take the configurations in reverse order, so no configuration always
       // runs first after a launch starts (twins stay next to each other).
       if (launch_ % 2 == 1) std::reverse(configs_.begin(), configs_.end());
-      models_ = validate_configs(configs_, mpi_.size(), device_.cuda);
+      models_ = validate_configs(configs_, ranks_to_check_against(configs_, mpi_.size(), options_.dry_run), device_.cuda);
       // Not for --dry-run, which only lists the plan, nor for the driver of launches, which
       // measures nothing itself (each launch checks before its first run).
       check_configs_fit_in_memory(configs_, models_, mpi_, device_,

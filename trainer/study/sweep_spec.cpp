@@ -176,7 +176,11 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   if (!root.IsMap()) throw SpecError(path + ": expected a YAML map of keys (models, batch_sizes, ...)");
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
-    if (!kTopKeys.count(key)) r.fail(kv.first, key, "unknown key (see experiments/README.md for the keys)");
+    if (!kTopKeys.count(key)) {
+      std::string keys;
+      for (const std::string& known : kTopKeys) keys += (keys.empty() ? "" : ", ") + known;
+      r.fail(kv.first, key, "unknown key; the keys are " + keys + " (experiments/README.md describes them)");
+    }
   }
   for (const char* required : {"models", "batch_sizes", "world_sizes"})
     if (!root[required]) throw SpecError(path + ": key '" + required + "' is required");

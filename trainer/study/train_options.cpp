@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "launch/cli_util.hpp"
+#include "model_registry.hpp"
 #include "torchscript_model.hpp"
 
 namespace ddpscale {
@@ -83,13 +84,13 @@ static void validate_process_shift(const TrainOptions& o, bool on_cuda) {
 static void validate_placement_shifts(const TrainOptions& o, bool on_cuda) {
   if (o.placement_shifts_mib.empty()) return;
   if (!on_cuda)
-    throw UsageError("--placement-shifts moves where GPU buffers land; on CPU there are none (leave it out)");
+    throw UsageError("--placement-shifts-mib moves where GPU buffers land; on CPU there are none (leave it out)");
   for (int mib : o.placement_shifts_mib)
     if (mib < 0 || mib > kMostShiftMib)
-      throw UsageError("--placement-shifts " + std::to_string(mib) + ": each shift is 0 to " +
+      throw UsageError("--placement-shifts-mib " + std::to_string(mib) + ": each shift is 0 to " +
                        std::to_string(kMostShiftMib) + " MiB");
   if (o.runs % static_cast<int>(o.placement_shifts_mib.size()) != 0)
-    throw UsageError("--placement-shifts gives " + std::to_string(o.placement_shifts_mib.size()) +
+    throw UsageError("--placement-shifts-mib gives " + std::to_string(o.placement_shifts_mib.size()) +
                      " placements for " + std::to_string(o.runs) +
                      " runs: make --runs a multiple of it, so every placement runs equally often");
 }
@@ -98,7 +99,7 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   auto positive = [](const char* what, int64_t value) {
     if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
   };
-  positive("batch", o.batch);
+  positive("batch-size", o.batch);
   positive("runs", o.runs);
   positive("steps", o.steps);
   if (o.warmup < 0) throw UsageError("--warmup must not be negative, got " + std::to_string(o.warmup));
@@ -157,6 +158,9 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
 
 void validate_model_input(const EngineOptions& o) {
   if (!is_torchscript_model(o.model)) {
+    // An unknown name first: "resnet18.pt" with --input-shape is the user's own model
+    // without its torchscript: prefix, which describe_model's message says.
+    if (!o.input_shape.empty() || !o.input.empty()) describe_model(o.model, ModelOptions{});
     if (!o.input_shape.empty() || !o.input.empty())
       throw UsageError("--input-shape and --input describe a torchscript:PATH model's input; " + o.model +
                        " has its own (--features, --seq-len, --vocab)");

@@ -1,0 +1,22 @@
+# What a new user meets first, run as they would meet it (as root, like the README's setup):
+# the README's command lines and the report's "Commands" section as printed, the messages
+# of common mistakes with the fixes they give, and the naming rule of flags and spec keys.
+# Included from tests/CMakeLists.txt after torchscript_tests.cmake (the torchscript_files
+# fixture). The first two start real launches on both cores: RUN_SERIAL.
+
+add_test(NAME readme_commands
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_readme_commands.py ${PROJECT_SOURCE_DIR}
+                 $<TARGET_FILE:ddpscale> ${DDPSCALE_TS_DIR} ${CMAKE_BINARY_DIR}/first_hour/readme)
+set_tests_properties(readme_commands PROPERTIES LABELS "mpi;study" TIMEOUT 900 RUN_SERIAL TRUE
+                     FIXTURES_REQUIRED torchscript_files)
+
+add_test(NAME messages_name_cause_and_fix
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_messages.py $<TARGET_FILE:ddpscale> ${DDPSCALE_TS_DIR}
+                 ${CMAKE_BINARY_DIR}/first_hour/messages ${DDPSCALE_MPIRUN})
+set_tests_properties(messages_name_cause_and_fix PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
+                     FIXTURES_REQUIRED torchscript_files)
+
+add_test(NAME flag_rule
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_flag_rule.py $<TARGET_FILE:ddpscale>
+                 ${CMAKE_BINARY_DIR}/first_hour/flags)
+set_tests_properties(flag_rule PROPERTIES LABELS unit TIMEOUT 300)
