@@ -67,7 +67,9 @@ KeptRuns keep_runs_without_outliers(const std::vector<const RunRecord*>& ok_runs
 LaunchGroups throughputs_by_launch(const ConfigSummary& summary) {
   LaunchGroups groups(static_cast<size_t>(std::max(1, summary.launches)));
   for (size_t i = 0; i < summary.kept_throughputs.size(); ++i) {
-    const auto launch = static_cast<size_t>(std::max(0, summary.kept_launches[i]));
+    // A summary made by hand without launches (tests, older callers) is one launch.
+    const int recorded = i < summary.kept_launches.size() ? summary.kept_launches[i] : 0;
+    const auto launch = static_cast<size_t>(std::max(0, recorded));
     if (launch >= groups.size()) groups.resize(launch + 1);
     groups[launch].push_back(summary.kept_throughputs[i]);
   }

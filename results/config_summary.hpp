@@ -47,7 +47,7 @@ struct ConfigSummary {
   size_t outliers_removed = 0;             // ok runs removed by the modified Z-score on throughput
   std::vector<int> kept_run_indices;       // RunRecord::index of the runs the summaries use
   std::vector<double> kept_throughputs;    // their samples per second (for speedups and tests)
-  std::vector<int> kept_launches;          // the launch of each kept run (RunRecord::launch)
+  std::vector<int> kept_launches;          // the launch of each kept run (RunRecord::launch); none: launch 0
   // The launches the runs came from, and how the kept throughputs spread over them: the
   // share of their variance between launches (NaN with one launch), and whether they fall
   // into two separate speed levels (launch_statistics.hpp).

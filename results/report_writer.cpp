@@ -241,16 +241,19 @@ class ReportBuilder {
       ReportTable t;
       t.header = {"what", "value"};
       t.rows = {{"hosts", list(m.hostnames)}};
-      // A CPU study has no GPUs, driver, CUDA or NCCL to speak of.
+      // A CPU study has no GPUs, driver, CUDA or NCCL to speak of; NCCL variables set in its
+      // environment are still shown (a cluster's launch sets them for its GPU studies too).
+      std::string nccl;
+      for (const auto& [k, v] : m.nccl_variables) nccl += (nccl.empty() ? "" : " ") + k + "=" + v;
       if (on_gpus()) {
-        std::string nccl;
-        for (const auto& [k, v] : m.nccl_variables) nccl += (nccl.empty() ? "" : " ") + k + "=" + v;
         t.rows.insert(t.rows.end(), {{"GPUs", list(m.gpu_names)},
                                      {"GPU link topology", known(m.link_topology)},
                                      {"GPU driver", known(m.gpu_driver)},
                                      {"CUDA", known(m.cuda_version)},
                                      {"NCCL", known(m.nccl_version)},
                                      {"NCCL variables in effect", nccl.empty() ? "none set" : nccl}});
+      } else if (!nccl.empty()) {
+        t.rows.push_back({"NCCL variables in effect", nccl});
       }
       t.rows.insert(t.rows.end(), {{"MPI", known(m.mpi_version)},
                                    {"LibTorch", known(m.torch_version)},

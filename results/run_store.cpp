@@ -216,29 +216,54 @@ void read_rank_series(const H5Io& io, hid_t g, const std::string& name, std::vec
   for (size_t i = 0; i < ranks.size(); ++i) ranks[i].*series = std::move(by_rank[i]);
 }
 
-// Instruments: group <run>/instruments, one per-rank series per name of kInstrumentNames.
+// Instruments: one table per run, instruments float32[ranks][names][longest] (NaN-padded,
+// attribute `names` in kInstrumentNames' order) and instrument_counts int64[ranks * names]
+// (rank-major): two datasets, not two per instrument, because each HDF5 dataset costs about
+// a kilobyte of headers and a study stores thousands of runs.
 void write_instruments(const H5Io& io, hid_t run_group, const std::vector<RankTimings>& ranks) {
-  H5Group g = io.create_group(run_group, "instruments");
-  for (const char* name : kInstrumentNames) {
-    std::vector<std::vector<float>> by_rank;
-    for (const RankTimings& rank : ranks) {
-      const auto found = rank.instruments.find(name);
-      by_rank.push_back(found == rank.instruments.end() ? std::vector<float>{} : found->second);
+  std::vector<std::string> names(std::begin(kInstrumentNames), std::end(kInstrumentNames));
+  size_t longest = 0;
+  for (const RankTimings& rank : ranks)
+    for (const auto& [name, series] : rank.instruments) longest = std::max(longest, series.size());
+  std::vector<float> table(ranks.size() * names.size() * longest, kMissing);
+  std::vector<int64_t> counts(ranks.size() * names.size(), 0);
+  for (size_t r = 0; r < ranks.size(); ++r)
+    for (size_t i = 0; i < names.size(); ++i) {
+      const auto found = ranks[r].instruments.find(names[i]);
+      if (found == ranks[r].instruments.end()) continue;
+      std::copy(found->second.begin(), found->second.end(),
+                table.begin() + static_cast<long>((r * names.size() + i) * longest));
+      counts[r * names.size() + i] = static_cast<int64_t>(found->second.size());
     }
-    write_series(io, g.get(), name, by_rank);
-  }
+  H5Dataset set = io.put_floats(run_group, "instruments", {ranks.size(), names.size(), longest}, table);
+  io.put_string_list(set.get(), "names", names);
+  io.put_ints(run_group, "instrument_counts", counts);
 }
 
 // Optional: files written before instruments existed have none (schema version unchanged).
+// Read by the names stored, so a file with other instruments than this build's reads too.
 void read_instruments(const H5Io& io, hid_t run_group, std::vector<RankTimings>& ranks) {
   if (!io.has_link(run_group, "instruments")) return;
-  H5Group g = io.open_group(run_group, "instruments");
-  for (const char* name : kInstrumentNames) {
-    if (!io.has_link(g.get(), name)) continue;
-    auto by_rank = read_series(io, g.get(), name, ranks.size());
-    for (size_t r = 0; r < ranks.size(); ++r)
-      if (!by_rank[r].empty()) ranks[r].instruments[name] = std::move(by_rank[r]);
+  std::vector<hsize_t> dims;
+  const auto table = io.get_float_table(run_group, "instruments", dims);
+  std::vector<std::string> names;
+  {
+    H5Dataset set = io.open_dataset(run_group, "instruments");
+    names = io.get_string_list(set.get(), "names");
   }
+  if (dims.size() != 3 || dims[0] != ranks.size() || dims[1] != names.size())
+    throw io.error("dataset 'instruments' is not [ranks][names][samples]");
+  const auto counts = io.get_ints(run_group, "instrument_counts", static_cast<long>(ranks.size() * names.size()));
+  const size_t longest = dims[2];
+  for (size_t r = 0; r < ranks.size(); ++r)
+    for (size_t i = 0; i < names.size(); ++i) {
+      const int64_t count = counts[r * names.size() + i];
+      if (count < 0 || static_cast<size_t>(count) > longest)
+        throw io.error("dataset 'instrument_counts' is out of range at rank " + std::to_string(r));
+      if (count == 0) continue;
+      const auto begin = table.begin() + static_cast<long>((r * names.size() + i) * longest);
+      ranks[r].instruments[names[i]].assign(begin, begin + count);
+    }
 }
 
 const char* status_text(RunStatus status) { return status == RunStatus::ok ? "ok" : "failed"; }

@@ -40,10 +40,10 @@ for world in (1, 2):
                 ids = [int(p) for p in r["process_id"][()]]
                 assert len(ids) == world and all(p > 0 for p in ids), ids
                 pids.update(ids)
-                cores = r["instruments/cpu_cores"][()]
-                assert (r["instruments/cpu_cores_count"][()] > 0).all(), "no cores recorded"
-                switches = r["instruments/context_switches_count"][()]
-                assert (switches == 2).all(), switches
+                names = [n.decode() if isinstance(n, bytes) else n for n in r["instruments"].attrs["names"]]
+                counts = r["instrument_counts"][()].reshape(world, len(names))
+                assert (counts[:, names.index("cpu_cores")] > 0).all(), "no cores recorded"
+                assert (counts[:, names.index("context_switches")] == 2).all(), counts
             pids_by_launch[k] = pids
     if pids_by_launch[1] & pids_by_launch[2]:
         sys.exit(f"world {world}: launches share processes {pids_by_launch}")

@@ -204,9 +204,9 @@ TEST(ReportFiles, OneSuccessfulRunHasNoIntervalAndFailedRunsAreCountedAndListed)
   EXPECT_FALSE(contains(md, "nan")) << "a NaN printed as a number";
   // Executive summary: 2 configurations, 6 runs, 2 failed, 4 of 6 ok.
   EXPECT_TRUE(contains(md, "2 configurations, 6 runs, 2 failed (66.7% success rate)"));
-  // The methodology section (8th: on CPU ranks and without a price there are no NCCL-profile
+  // The methodology section (9th: on CPU ranks and without a price there are no NCCL-profile
   // and cost sections) lists each failure with its configuration (Markdown-escaped underscores).
-  const size_t methodology = md.find("## 8. Methodology and reproducibility");
+  const size_t methodology = md.find("## 9. Methodology and reproducibility");
   ASSERT_NE(methodology, std::string::npos);
   const std::string methods = md.substr(methodology);
   EXPECT_TRUE(contains(methods, "Failed runs (excluded, counted): 2."));

@@ -101,7 +101,7 @@ TEST(Thresholds, EachModelFamilyGetsItsOwnBreakEven) {
   EXPECT_TRUE(contains(md, "| mlp | 32 | 3 | mlp@100M (100M) and every larger one | mlp@10M (10.0M) |")) << md;
   EXPECT_TRUE(contains(md, "| transformer | 32 | 3 | transformer@1M (1.00M): every size measured | none |")) << md;
   EXPECT_TRUE(contains(json, "\"pays_off_from_model\": \"mlp@100M\"")) << json;
-  EXPECT_TRUE(contains(md, "Measured thresholds for 2 ranks, batch by batch with no fitted line (section 7; batch "
+  EXPECT_TRUE(contains(md, "Measured thresholds for 2 ranks, batch by batch with no fitted line (section 8; batch "
                            "per rank): mlp pays off from mlp@100M at batch 32; transformer pays off at every size "
                            "measured (from transformer@1M) at batch 32.")) << md;
 

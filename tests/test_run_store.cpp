@@ -435,5 +435,57 @@ TEST_F(RunStore, RemoveUnfinishedWritesTakesOnlyTheStoresTemporaries) {
   EXPECT_EQ(list_config_files(dir.string()), std::vector<std::string>{finished});
 }
 
+// Launches, process ids and instruments: written, read back exactly, and merged by
+// configuration id when a study of several launches wrote one file per launch.
+TEST_F(RunStore, LaunchesProcessIdsAndInstrumentsRoundTripAndMerge) {
+  std::vector<ConfigRecord> launches;
+  for (int launch = 0; launch < 2; ++launch) {
+    ConfigRecord record = testing_samples::sample_config();
+    record.launch = launch;
+    record.launches = 2;
+    record.runs.erase(record.runs.begin() + 2);  // two runs a launch, indices 2 launch apart
+    for (size_t k = 0; k < record.runs.size(); ++k) {
+      RunRecord& run = record.runs[k];
+      run.index = static_cast<int>(2 * launch + k);
+      run.launch = launch;
+      for (RankTimings& rank : run.ranks) {
+        rank.process_id = 1000 * (launch + 1) + rank.rank;
+        rank.instruments["cpu_cores"] = {0, 3, 17};
+        rank.instruments["context_switches"] = {5, static_cast<float>(rank.rank)};
+        if (rank.rank == 1) rank.instruments["gpu_sm_clock_mhz"] = {1980, 1755, 1980};
+      }
+    }
+    write_config(dir.string(), record);
+    launches.push_back(read_config((dir / config_file_name(record.id, launch, 2)).string()));
+  }
+  EXPECT_TRUE(fs::exists(dir / "mlp-medium_b32_w2_sample.launch-2-of-2.h5"));
+  const RankTimings& back = launches[1].runs[0].ranks[1];
+  EXPECT_EQ(launches[1].launch, 1);
+  EXPECT_EQ(launches[1].launches, 2);
+  EXPECT_EQ(launches[1].runs[0].launch, 1);
+  EXPECT_EQ(back.process_id, 2001);
+  EXPECT_EQ(back.instruments.at("cpu_cores"), (std::vector<float>{0, 3, 17}));
+  EXPECT_EQ(back.instruments.at("context_switches"), (std::vector<float>{5, 1}));
+  EXPECT_EQ(back.instruments.at("gpu_sm_clock_mhz"), (std::vector<float>{1980, 1755, 1980}));
+  EXPECT_EQ(launches[1].runs[0].ranks[0].instruments.count("gpu_sm_clock_mhz"), 0u);  // not measured there
+
+  const std::vector<ConfigRecord> merged = merge_launches(launches);
+  ASSERT_EQ(merged.size(), 1u);
+  ASSERT_EQ(merged[0].runs.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(merged[0].runs[static_cast<size_t>(k)].index, k);
+    EXPECT_EQ(merged[0].runs[static_cast<size_t>(k)].launch, k / 2);
+  }
+}
+
+// A file written before launches and instruments existed reads as launch 0 of 1, no
+// process ids and no instruments.
+TEST_F(RunStore, FilesWithoutLaunchesReadAsOneLaunch) {
+  const ConfigRecord read = read_config(write_sample());
+  EXPECT_EQ(read.launches, 1);
+  EXPECT_EQ(read.launch, 0);
+  EXPECT_EQ(merge_launches({read, read}).size(), 2u);  // one-launch records are never merged
+}
+
 }  // namespace
 }  // namespace ddpscale

@@ -69,15 +69,15 @@ class WriteReport : public ::testing::Test {
     size_t last = 0;
     // CPU ranks and one NCCL profile: no "NCCL profiles compared"; the price gives "Cost".
     for (const char* heading : {"## 1. Executive summary\n", "## 2. Test configuration\n", "## 3. Model specifications\n",
-                                "## 4. Results per model\n", "## 5. Host drift\n", "## 6. Where the time goes\n",
-                                "## 7. Parameter-threshold analysis\n", "## 8. Cost\n",
-                                "## 9. Methodology and reproducibility\n"}) {
+                                "## 4. Results per model\n", "## 5. Host drift\n", "## 6. Launches and speed levels\n",
+                                "## 7. Where the time goes\n", "## 8. Parameter-threshold analysis\n", "## 9. Cost\n",
+                                "## 10. Methodology and reproducibility\n"}) {
       const size_t at = md.find(heading);
       ASSERT_NE(at, std::string::npos) << heading;
       EXPECT_GT(at, last) << heading << " out of order";
       last = at;
     }
-    // Section 2 from study.h5, section 3 from the parameters, section 8 from the price:
+    // Section 2 from study.h5, section 3 from the parameters, section 9 from the price:
     // 2.0 x 1 rank x 10^6 / (100 samples/s x 3600) = 5.5556 per 10^6 samples.
     EXPECT_TRUE(contains(md, "| hosts | node-a, node-b |"));
     EXPECT_TRUE(contains(md, "| 4,096 | 12.00 | 0.340 | 0.330 |"));
