@@ -45,6 +45,21 @@ add_test(NAME sweep_launches
 set_tests_properties(sweep_launches PROPERTIES LABELS "mpi;study"
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
+# A progress line at least every 10 s: a configuration that runs longer is named while it
+# runs, before its stored line.
+add_test(NAME sweep_heartbeat
+         COMMAND bash -c [=[
+set -u
+bin="$1" spec="$2" out="$3"; shift 3
+rm -rf "$out"
+"$@" -np 2 "$bin" sweep "$spec" --out "$out" --no-commbench > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
+cat "$out.log"
+grep -q '^\[sweep\] configs 0/1 .*running mlp-large_b64_w1' "$out.log" || { echo "no progress line while the run ran"; exit 1; }
+]=] sweep_heartbeat $<TARGET_FILE:ddpscale> ${CMAKE_CURRENT_SOURCE_DIR}/specs/heartbeat.yaml
+                 ${ddpscale_studies_dir}/heartbeat ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_heartbeat PROPERTIES LABELS "mpi;study" ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300
+                     RUN_SERIAL TRUE)
+
 # A one-node SLURM cluster on localhost (root; munge + slurmctld + slurmd) runs
 # slurm/study.sbatch on tests/specs/tiny.yaml. 77 (skipped) where SLURM cannot start.
 add_test(NAME slurm_study

@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "check.hpp"
 #include "launch/cli_util.hpp"
@@ -225,29 +228,62 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
   return "";
 }
 
+// Rank 0's progress lines: one when a configuration is stored (and, on a terminal, one line
+// redrawn after every run) and, between those, one at least every kHeartbeat naming what is
+// running, so a long configuration or a launch starting up is never silence.
 class Progress {
  public:
-  Progress(size_t total_configs, size_t total_runs)
-      : total_configs_(total_configs), total_runs_(total_runs), start_(std::chrono::steady_clock::now()),
-        tty_(isatty(STDERR_FILENO) != 0) {}
+  static constexpr std::chrono::seconds kHeartbeat{10};
+
+  Progress(size_t total_configs, size_t total_runs, bool leader)
+      : total_configs_(total_configs),
+        total_runs_(total_runs),
+        start_(std::chrono::steady_clock::now()),
+        last_line_(start_),
+        tty_(isatty(STDERR_FILENO) != 0) {
+    if (leader) heartbeat_ = std::thread([this] { beat_until_stopped(); });
+  }
+  ~Progress() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (heartbeat_.joinable()) heartbeat_.join();
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
 
   void run_done() {
+    std::lock_guard<std::mutex> lock(mutex_);
     ++runs_;
     if (tty_) print('\r');
   }
   void config_done(const std::string& id, const std::string& note) {
+    std::lock_guard<std::mutex> lock(mutex_);
     ++configs_;
     if (tty_) std::fprintf(stderr, "\r\033[K");
     print('\n', id + " " + note);
   }
   void skipped(size_t runs) {
+    std::lock_guard<std::mutex> lock(mutex_);
     ++configs_;
     runs_ += runs;
   }
+  void mark_resume_point() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    skipped_runs_at_start_ = runs_;
+  }
+  void now_running(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = what;
+  }
 
  private:
+  // Called with mutex_ held.
   void print(char end, const std::string& what = "") {
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
     const double done = static_cast<double>(runs_ - skipped_runs_at_start_);
     const double left = static_cast<double>(total_runs_ - runs_);
     const double eta = done > 0 ? elapsed / done * left : 0;
@@ -255,6 +291,15 @@ class Progress {
                  runs_, total_runs_, clock(elapsed).c_str(), done > 0 ? clock(eta).c_str() : "?",
                  what.empty() ? "" : "  ", what.c_str(), end);
     std::fflush(stderr);
+    if (end == '\n') last_line_ = now;
+  }
+  void beat_until_stopped() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+      if (std::chrono::steady_clock::now() - last_line_ < kHeartbeat) continue;
+      if (tty_) std::fprintf(stderr, "\r\033[K");
+      print('\n', running_.empty() ? "" : "running " + running_);
+    }
   }
   static std::string clock(double seconds) {
     char text[32];
@@ -263,14 +308,15 @@ class Progress {
     return text;
   }
 
- public:
-  void mark_resume_point() { skipped_runs_at_start_ = runs_; }
-
- private:
   size_t total_configs_, total_runs_;
   size_t configs_ = 0, runs_ = 0, skipped_runs_at_start_ = 0;
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point start_, last_line_;
   bool tty_;
+  std::string running_;  // the configuration (or pair) under way
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread heartbeat_;  // rank 0 only; last, so it starts after everything it reads
 };
 
 CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
@@ -349,7 +395,8 @@ class SweepLaunch {
     install_stop_handlers(leader_);
     make_groups_and_communicators();
     if (!write_study_file()) return 1;
-    Progress progress = start_progress();
+    Progress progress(configs_.size(), runs_of_this_launch(), leader_);
+    account_for_skipped(progress);
     for (size_t i = 0; i < configs_.size(); ++i) {
       if (skip_[i]) continue;
       const size_t members = run_configuration_or_twins(i, progress);
@@ -470,10 +517,14 @@ class SweepLaunch {
     return static_cast<size_t>(share.end - share.first);
   }
 
-  Progress start_progress() {
+  size_t runs_of_this_launch() const {
     size_t total_runs = 0;
     for (const auto& c : configs_) total_runs += runs_here(c);
-    Progress progress(configs_.size(), total_runs);
+    return total_runs;
+  }
+
+  // The configurations --resume found complete count as done; the first line says so.
+  void account_for_skipped(Progress& progress) const {
     for (size_t i = 0; i < configs_.size(); ++i)
       if (skip_[i]) progress.skipped(runs_here(configs_[i]));
     progress.mark_resume_point();
@@ -484,9 +535,8 @@ class SweepLaunch {
     if (leader_)
       std::fprintf(stderr, "[sweep] %s: %zu configurations (%zu already done), %zu runs%s, profile %s, out %s\n",
                    spec_.name.c_str(), configs_.size(), static_cast<size_t>(std::count(skip_.begin(), skip_.end(), 1)),
-                   total_runs, launch_text.c_str(), configs_.empty() ? "default" : configs_.front().nccl_profile.c_str(),
-                   options_.out_dir.c_str());
-    return progress;
+                   runs_of_this_launch(), launch_text.c_str(),
+                   configs_.empty() ? "default" : configs_.front().nccl_profile.c_str(), options_.out_dir.c_str());
   }
 
   // Runs configuration i, or i and its twin i + 1 interleaved, and stores them; returns how
@@ -498,6 +548,7 @@ class SweepLaunch {
                             run_twins(configs_[i], configs_[i + 1], device_.cuda);
     const size_t members = interleave ? 2 : 1;
     const auto on_run_done = [&](const RunRecord&) { progress.run_done(); };
+    progress.now_running(ids_[i] + (interleave ? " and " + ids_[i + 1] : ""));
     std::vector<std::unique_ptr<ConfigurationRuns>> runs(members);
     std::shared_ptr<InitialModel> shared_model;  // twins start from the same parameters: one copy
     for (size_t m = 0; m < members; ++m) {
