@@ -64,6 +64,11 @@ TEST(WhyNot, FasterWithAWideIntervalSaysSo) {
   s.speedup_ci = {0.97, 1.19};
   EXPECT_EQ(why_not_clause(with_phases(1, 8, {}), with_phases(2, 8, {}), s),
             "faster, but its 95% interval reaches 0.970x, below 1: more runs would tell");
+  // Over launches the interval is as wide as the launches disagree: more launches narrow it.
+  s.launches = 3;
+  EXPECT_EQ(why_not_clause(with_phases(1, 8, {}), with_phases(2, 8, {}), s),
+            "faster, but its 95% interval reaches 0.970x, below 1: its launches disagree, and more launches "
+            "would tell");
 }
 
 TEST(WhyNot, AGraphStepHasNoPhasesToName) {
