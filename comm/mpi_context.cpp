@@ -80,12 +80,12 @@ void wait_within_comm_timeout(MPI_Request& request, const std::string& what, Wai
   }
 }
 
-void wait_without_bound(MPI_Request& request) {
+void wait_without_bound(MPI_Request& request, std::chrono::microseconds pause) {
   for (;;) {
     int done = 0;
     DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
-    usleep(200);
+    std::this_thread::sleep_for(pause);
   }
 }
 

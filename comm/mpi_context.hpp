@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,12 @@ enum class WaitPolling {
 // a stuck peer must not hold the job until the batch system's limit. The one bounded wait
 // of the project; every timed collective goes through it.
 void wait_within_comm_timeout(MPI_Request& request, const std::string& what, WaitPolling polling);
-// The same wait without a bound, sleeping between tests: for a rank that is idle while
-// others work for as long as their work lasts (docs/reliability.md, "Bounded waits").
-void wait_without_bound(MPI_Request& request);
+// The same wait without a bound, sleeping `pause` between tests: for a rank that is idle
+// while others work for as long as their work lasts (docs/reliability.md, "Bounded waits").
+// 200 us answers a peer's next step promptly; a rank waiting out a whole launch of a study
+// passes a longer pause so that it takes no core from the launch's ranks.
+void wait_without_bound(MPI_Request& request,
+                        std::chrono::microseconds pause = std::chrono::microseconds(200));
 
 // An owned MPI communicator (freed on destruction); MPI_COMM_WORLD is never freed.
 class MpiGroup {

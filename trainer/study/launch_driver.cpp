@@ -12,7 +12,6 @@
 #include <cstring>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "check.hpp"
 #include "mpi_context.hpp"
@@ -130,12 +129,7 @@ int run_launch(const std::vector<std::string>& command, const std::vector<std::s
 void wait_beside_the_launch(const MpiGroup& world) {
   MPI_Request request = MPI_REQUEST_NULL;
   DDPSCALE_MPI_CHECK(MPI_Ibarrier(world.handle(), &request));
-  for (;;) {
-    int done = 0;
-    DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  wait_without_bound(request, std::chrono::milliseconds(20));
 }
 
 std::vector<std::string> sweep_args_for(const SweepOptions& options, int launch) {
@@ -158,8 +152,6 @@ std::vector<std::string> current_environment() {
 
 LaunchShare launch_share(int runs, int launch, int launches) {
   LaunchShare share;
-  share.launch = launch;
-  share.launches = launches;
   const int base = runs / launches, extra = runs % launches;
   share.first = launch * base + std::min(launch, extra);
   share.end = share.first + base + (launch < extra ? 1 : 0);
