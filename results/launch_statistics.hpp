@@ -65,13 +65,11 @@ bool has_separate_levels(const LevelSplit& split, double alpha = 0.01, double mi
 // by (L - 1) / L, so the interval is not the bootstrap's percentiles but
 //   exp(log(speedup) +- t(0.975, L - 1) * sqrt(L / (L - 1)) * sd(log ratio of the resamples)),
 // a bootstrap standard error with Student's small-sample quantile (Efron and Tibshirani,
-// "An Introduction to the Bootstrap", 1993, sections 12.2 and 13.2), and p_value the
-// two-sided Student-t p of log(speedup) against 0 on the same standard error.
+// "An Introduction to the Bootstrap", 1993, sections 12.2 and 13.2).
 struct LaunchSpeedup {
   SpeedupEstimate estimate;
   size_t launches = 0;          // paired launches used
   double log_standard_error = kNaN;
-  double p_value = kNaN;        // NaN with one launch (use Welch's test on the runs there)
 };
 LaunchSpeedup two_level_bootstrap_speedup(const LaunchGroups& one_gpu, const LaunchGroups& n_gpu, int world_size,
                                           const BootstrapOptions& options = {});

@@ -15,12 +15,10 @@ namespace ddpscale {
 class MpiContext;
 struct SweepOptions;
 
-// The launch of a study: which of `launches` (0-based) and the runs of a configuration it
-// takes, [first, end) of `runs`: runs split as evenly as they go, earlier launches taking
-// one more where they do not divide.
+// The runs of a configuration that launch `launch` (0-based) of `launches` takes, [first,
+// end) of `runs`: runs split as evenly as they go, earlier launches taking one more where
+// they do not divide.
 struct LaunchShare {
-  int launch = 0;
-  int launches = 1;
   int first = 0;
   int end = 0;
 };
