@@ -172,48 +172,35 @@ void read_phase_times(const H5Io& io, hid_t g, const std::string& run_name, RunR
   }
 }
 
-// Per-rank series differ in length between ranks: [ranks][longest] padded with NaN, plus
+// NVML series differ in length between ranks: [ranks][longest] padded with NaN, plus
 // <name>_count[rank].
-void write_series(const H5Io& io, hid_t g, const std::string& name, const std::vector<std::vector<float>>& by_rank) {
-  size_t longest = 0;
-  for (const auto& series : by_rank) longest = std::max(longest, series.size());
-  std::vector<float> padded(by_rank.size() * longest, kMissing);
-  std::vector<int64_t> counts;
-  for (size_t i = 0; i < by_rank.size(); ++i) {
-    std::copy(by_rank[i].begin(), by_rank[i].end(), padded.begin() + static_cast<long>(i * longest));
-    counts.push_back(static_cast<int64_t>(by_rank[i].size()));
-  }
-  io.put_floats(g, name, {by_rank.size(), longest}, padded);
-  io.put_ints(g, name + "_count", counts);
-}
-
-std::vector<std::vector<float>> read_series(const H5Io& io, hid_t g, const std::string& name, size_t ranks) {
-  std::vector<hsize_t> dims;
-  const auto padded = io.get_float_table(g, name, dims);
-  if (dims.size() != 2 || dims[0] != ranks) throw io.error("dataset '" + name + "' is not [ranks][samples]");
-  const auto counts = io.get_ints(g, name + "_count", static_cast<long>(ranks));
-  const size_t longest = dims[1];
-  std::vector<std::vector<float>> by_rank(ranks);
-  for (size_t i = 0; i < ranks; ++i) {
-    if (counts[i] < 0 || static_cast<size_t>(counts[i]) > longest)
-      throw io.error("dataset '" + name + "_count' is out of range at rank " + std::to_string(i));
-    const auto begin = padded.begin() + static_cast<long>(i * longest);
-    by_rank[i].assign(begin, begin + counts[i]);
-  }
-  return by_rank;
-}
-
 void write_rank_series(const H5Io& io, hid_t g, const std::string& name, const std::vector<RankTimings>& ranks,
                        std::vector<float> RankTimings::*series) {
-  std::vector<std::vector<float>> by_rank;
-  for (const RankTimings& rank : ranks) by_rank.push_back(rank.*series);
-  write_series(io, g, name, by_rank);
+  size_t longest = 0;
+  for (const auto& r : ranks) longest = std::max(longest, (r.*series).size());
+  std::vector<float> padded(ranks.size() * longest, kMissing);
+  std::vector<int64_t> counts;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    std::copy((ranks[i].*series).begin(), (ranks[i].*series).end(), padded.begin() + static_cast<long>(i * longest));
+    counts.push_back(static_cast<int64_t>((ranks[i].*series).size()));
+  }
+  io.put_floats(g, name, {ranks.size(), longest}, padded);
+  io.put_ints(g, name + "_count", counts);
 }
 
 void read_rank_series(const H5Io& io, hid_t g, const std::string& name, std::vector<RankTimings>& ranks,
                       std::vector<float> RankTimings::*series) {
-  auto by_rank = read_series(io, g, name, ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) ranks[i].*series = std::move(by_rank[i]);
+  std::vector<hsize_t> dims;
+  const auto padded = io.get_float_table(g, name, dims);
+  if (dims.size() != 2 || dims[0] != ranks.size()) throw io.error("dataset '" + name + "' is not [ranks][samples]");
+  const auto counts = io.get_ints(g, name + "_count", static_cast<long>(ranks.size()));
+  const size_t longest = dims[1];
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (counts[i] < 0 || static_cast<size_t>(counts[i]) > longest)
+      throw io.error("dataset '" + name + "_count' is out of range at rank " + std::to_string(i));
+    const auto begin = padded.begin() + static_cast<long>(i * longest);
+    (ranks[i].*series).assign(begin, begin + counts[i]);
+  }
 }
 
 // Instruments: one table per run, instruments float32[ranks][names][longest] (NaN-padded,
