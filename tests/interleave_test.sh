@@ -6,15 +6,8 @@
 # Usage: interleave_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]
 set -uo pipefail
 TEST_NAME=sweep_interleave
-BIN="$1"
-WORK="$2"
-shift 2
 source "$(dirname "${BASH_SOURCE[0]}")/sweep_test_lib.sh"
-mpirun_from_args "$@"
-require_h5py
-SPEC="$SWEEP_TESTS_DIR/specs/interleaved.yaml"
-rm -rf "$WORK"
-mkdir -p "$WORK"
+begin_sweep_test interleaved.yaml "$@"
 
 sweep_run "$WORK/study" "$WORK/sweep.log" --no-commbench || { cat "$WORK/sweep.log"; fail "the sweep failed"; }
 "$H5PY_PYTHON" "$SWEEP_TESTS_DIR/check_study.py" check "$WORK/study" --models mlp-medium --batches 8,16 --worlds 1,2 \

@@ -6,15 +6,8 @@
 # Usage: launches_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]
 set -uo pipefail
 TEST_NAME=sweep_launches
-BIN="$1"
-WORK="$2"
-shift 2
 source "$(dirname "${BASH_SOURCE[0]}")/sweep_test_lib.sh"
-mpirun_from_args "$@"
-require_h5py
-SPEC="$SWEEP_TESTS_DIR/specs/launches.yaml"
-rm -rf "$WORK"
-mkdir -p "$WORK"
+begin_sweep_test launches.yaml "$@"
 
 sweep_run "$WORK/study" "$WORK/sweep.log" --no-commbench || { cat "$WORK/sweep.log"; fail "the sweep failed"; }
 grep -q "launch 2 of 2: fresh processes" "$WORK/sweep.log" || { cat "$WORK/sweep.log"; fail "the driver did not start launch 2"; }

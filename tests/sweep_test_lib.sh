@@ -43,6 +43,20 @@ mpirun_from_args() {
   fi
 }
 
+# begin_sweep_test SPEC_FILE BIN WORK_DIR [-- MPIRUN...]: what a test script of one sweep does
+# first: BIN, WORK (emptied) and SPEC (tests/specs/SPEC_FILE) set, the launcher chosen, h5py
+# required (77 without it).
+begin_sweep_test() {
+  SPEC="$SWEEP_TESTS_DIR/specs/$1"
+  BIN="$2"
+  WORK="$3"
+  shift 3
+  mpirun_from_args "$@"
+  require_h5py
+  rm -rf "$WORK"
+  mkdir -p "$WORK"
+}
+
 # Seconds since the epoch with milliseconds, for timings printed by the tests.
 now() { date +%s.%N; }
 elapsed_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
