@@ -54,7 +54,10 @@ bin="$1" spec="$2" out="$3"; shift 3
 rm -rf "$out"
 "$@" -np 2 "$bin" sweep "$spec" --out "$out" --no-commbench > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
 cat "$out.log"
-grep -q '^\[sweep\] configs 0/1 .*running mlp-large_b64_w1' "$out.log" || { echo "no progress line while the run ran"; exit 1; }
+grep -q '^\[sweep\] configs 0/1 .*running mlp-30M_b64_w1' "$out.log" || { echo "no progress line while the run ran"; exit 1; }
+# No two progress lines more than 10 s apart, by their own elapsed clock (1 s of slack: the
+# heartbeat looks once a second).
+grep -o 'elapsed [0-9:]*' "$out.log" | awk -F'[ :]' '{ t = $2 * 3600 + $3 * 60 + $4; if (NR > 1 && t - last > 11) { print "gap of " t - last " s"; bad = 1 } last = t } END { exit bad }'
 ]=] sweep_heartbeat $<TARGET_FILE:ddpscale> ${CMAKE_CURRENT_SOURCE_DIR}/specs/heartbeat.yaml
                  ${ddpscale_studies_dir}/heartbeat ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_heartbeat PROPERTIES LABELS "mpi;study" ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300
