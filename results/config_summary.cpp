@@ -44,21 +44,18 @@ double rank0_calibration(const RunRecord& run, std::vector<float> RankTimings::*
 
 namespace {
 
-struct KeptRuns {
-  std::vector<size_t> indices;  // into the ok runs, ascending
-};
-
-// The modified Z-score filter within each launch.
-KeptRuns keep_runs_without_outliers(const std::vector<const RunRecord*>& ok_runs) {
+// The positions in ok_runs of the runs the modified Z-score filter keeps within each
+// launch, ascending.
+std::vector<size_t> kept_without_outliers(const std::vector<const RunRecord*>& ok_runs) {
   std::map<int, std::vector<size_t>> by_launch;
   for (size_t i = 0; i < ok_runs.size(); ++i) by_launch[ok_runs[i]->launch].push_back(i);
-  KeptRuns kept;
+  std::vector<size_t> kept;
   for (const auto& [launch, members] : by_launch) {
     std::vector<double> throughputs;
     for (size_t i : members) throughputs.push_back(ok_runs[i]->samples_per_second);
-    for (size_t k : remove_outliers_modified_z(throughputs).kept_indices) kept.indices.push_back(members[k]);
+    for (size_t k : remove_outliers_modified_z(throughputs).kept_indices) kept.push_back(members[k]);
   }
-  std::sort(kept.indices.begin(), kept.indices.end());
+  std::sort(kept.begin(), kept.end());
   return kept;
 }
 
@@ -101,9 +98,9 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
     summary.last_start_ms = std::max(summary.last_start_ms, run.start_unix_ms);
   }
 
-  const KeptRuns kept = keep_runs_without_outliers(ok_runs);
-  summary.outliers_removed = ok_runs.size() - kept.indices.size();
-  for (size_t i : kept.indices) {
+  const std::vector<size_t> kept = kept_without_outliers(ok_runs);
+  summary.outliers_removed = ok_runs.size() - kept.size();
+  for (size_t i : kept) {
     summary.kept_throughputs.push_back(ok_runs[i]->samples_per_second);
     summary.kept_launches.push_back(ok_runs[i]->launch);
   }
@@ -116,7 +113,7 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
 
   std::array<std::vector<double>, kPhaseCount> phase_medians;
   std::vector<double> peaks, utilization, busy, calibration_host, calibration_device;
-  for (size_t i : kept.indices) {
+  for (size_t i : kept) {
     const RunRecord& run = *ok_runs[i];
     summary.kept_run_indices.push_back(run.index);
     int64_t peak = 0;
