@@ -48,7 +48,12 @@ class Communicator {
   // In place over `count` elements; average divides by size() after summing.
   virtual std::unique_ptr<CommWork> allreduce_async(void* buffer, size_t count, DType dtype, ReduceOp op) = 0;
   void allreduce(void* buffer, size_t count, DType dtype, ReduceOp op) { allreduce_async(buffer, count, dtype, op)->wait(); }
+  // Blocks the host until every rank holds root's values (the parameters before training).
   virtual void broadcast(void* buffer, size_t count, DType dtype, int root) = 0;
+  // Root's values into `buffer` on every rank, ordered as allreduce_async is: after the work
+  // already on the caller's compute stream, and wait() orders that stream after it (NCCL:
+  // the host never waits; MPI: it is done when this returns).
+  virtual std::unique_ptr<CommWork> broadcast_async(void* buffer, size_t count, DType dtype, int root) = 0;
   // Host-side barrier that also drains this communicator's outstanding device work.
   virtual void barrier() = 0;
   // Blocks the host until every operation issued so far has finished (for benchmarks).

@@ -143,6 +143,11 @@ class MpiWork final : public CommWork {
   bool done_ = false;
 };
 
+class FinishedWork final : public CommWork {
+ public:
+  void wait() override {}
+};
+
 class HostBuffer final : public CommBuffer {
  public:
   explicit HostBuffer(size_t bytes) : storage_((bytes + sizeof(float) - 1) / sizeof(float)), bytes_(bytes) {}
@@ -188,6 +193,12 @@ class MpiCommunicator final : public Communicator {
       group_.broadcast_within_comm_timeout(bytes + offset * dtype_size(dtype), static_cast<int>(chunk),
                                            mpi_type(dtype), root, "MPI broadcast");
     }
+  }
+
+  // MPI broadcasts on the host: the values are in place when this returns.
+  std::unique_ptr<CommWork> broadcast_async(void* buffer, size_t count, DType dtype, int root) override {
+    broadcast(buffer, count, dtype, root);
+    return std::make_unique<FinishedWork>();
   }
 
   void barrier() override { group_.barrier_within_comm_timeout("MPI barrier"); }

@@ -134,15 +134,16 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
   }
 
   std::unique_ptr<CommWork> allreduce_async(void* buffer, size_t count, DType dtype, ReduceOp op) override {
-    cudaEvent_t ready = events_.take();
-    DDPSCALE_CUDA_CHECK(cudaEventRecord(ready, compute_));
-    DDPSCALE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
-    events_.give(ready);  // safe: a recorded event may be re-recorded once waited on
+    order_after_compute();
     DDPSCALE_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, nccl_type(dtype), op == ReduceOp::sum ? ncclSum : ncclAvg,
                                       comm_, stream_));
-    cudaEvent_t done = events_.take();
-    DDPSCALE_CUDA_CHECK(cudaEventRecord(done, stream_));
-    return std::make_unique<NcclWork>(events_, done, compute_);
+    return work_done_on_stream();
+  }
+
+  std::unique_ptr<CommWork> broadcast_async(void* buffer, size_t count, DType dtype, int root) override {
+    order_after_compute();
+    DDPSCALE_NCCL_CHECK(ncclBroadcast(buffer, buffer, count, nccl_type(dtype), root, comm_, stream_));
+    return work_done_on_stream();
   }
 
   void broadcast(void* buffer, size_t count, DType dtype, int root) override {
@@ -163,6 +164,20 @@ class NcclCommunicatorImpl final : public NcclCommunicator {
   }
 
  private:
+  // The communicator's stream waits for what the compute stream has enqueued so far.
+  void order_after_compute() {
+    cudaEvent_t ready = events_.take();
+    DDPSCALE_CUDA_CHECK(cudaEventRecord(ready, compute_));
+    DDPSCALE_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
+    events_.give(ready);  // safe: a recorded event may be re-recorded once waited on
+  }
+
+  std::unique_ptr<CommWork> work_done_on_stream() {
+    cudaEvent_t done = events_.take();
+    DDPSCALE_CUDA_CHECK(cudaEventRecord(done, stream_));
+    return std::make_unique<NcclWork>(events_, done, compute_);
+  }
+
   // A peer that stops inside a step's allreduce would otherwise hang this rank: the step
   // waits for it on the device (see stall_watchdog.hpp).
   void start_stall_watchdog() {

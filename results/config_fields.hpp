@@ -78,6 +78,7 @@ inline constexpr ConfigField kConfigFields[] = {
   {"nccl_variables",  &ConfigParams::nccl_variables,  kNoColumn,              Resume::ignored,    Sweep::fixed,     Stored::always},
   {"model_sha256",    &ConfigParams::model_sha256,    kNoColumn,              Resume::must_match, Sweep::fixed,     Stored::optional},
   {"model_input",     &ConfigParams::model_input,     kNoColumn,              Resume::must_match, Sweep::fixed,     Stored::optional},
+  {"broadcast_buffers", &ConfigParams::broadcast_buffers, kNoColumn,          Resume::must_match, Sweep::fixed,     Stored::optional},
 };
 // clang-format on
 

@@ -107,6 +107,9 @@ struct ConfigParams {
   // refuses a file that changed, and the input it was fed ("3x224x224", "tokens:VOCAB:SEQ").
   std::string model_sha256;
   std::string model_input;
+  // Rank 0's buffers (BatchNorm's running statistics) broadcast before each forward, as
+  // PyTorch DDP's broadcast_buffers=True; false: each rank kept its own.
+  bool broadcast_buffers = true;
 };
 
 struct ConfigRecord {

@@ -10,6 +10,7 @@ wrote it.
 
 Models (no downloads: every one starts from random parameters, seeded by --seed):
   tiny        a BatchNorm-free MLP 16 -> 32 -> 4 (tanh), for tests
+  tiny-bn     the same with BatchNorm1d(32) after the first layer, for tests of the buffers
   resnet18    torchvision's resnet18 (weights=None), input 3x224x224, 1000 classes
   resnet50    torchvision's resnet50 (weights=None)
   bert-base   a BERT-base-shaped encoder built from torch.nn: 12 post-norm layers, d 768,
@@ -55,6 +56,20 @@ class TinyMlp(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc2(torch.tanh(self.fc1(x)))
+
+
+class TinyBatchNormMlp(nn.Module):
+    """16 -> 32 -> BatchNorm1d -> tanh -> 4: the smallest model with BatchNorm's buffers (running
+    mean and variance, float; the batch counter, int64), for tests of how they are kept."""
+
+    def __init__(self, inputs: int, hidden: int, classes: int):
+        super().__init__()
+        self.fc1 = nn.Linear(inputs, hidden)
+        self.norm = nn.BatchNorm1d(hidden)
+        self.fc2 = nn.Linear(hidden, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.tanh(self.norm(self.fc1(x))))
 
 
 class SelfAttention(nn.Module):
@@ -219,6 +234,12 @@ def build_tiny(args) -> Export:
     return Export("tiny", TinyMlp(16, 32, classes), "--input-shape", "16", classes, "torch.nn (this script)")
 
 
+def build_tiny_bn(args) -> Export:
+    classes = shape_option(args, "classes", 4)
+    return Export("tiny-bn", TinyBatchNormMlp(16, 32, classes), "--input-shape", "16", classes,
+                  "torch.nn (this script)")
+
+
 def build_resnet(name: str, args) -> Export:
     need_torchvision(name)
     classes = shape_option(args, "classes", 1000)
@@ -262,6 +283,7 @@ def build_vit(args) -> Export:
 
 BUILDERS = {
     "tiny": build_tiny,
+    "tiny-bn": build_tiny_bn,
     "resnet18": lambda args: build_resnet("resnet18", args),
     "resnet50": lambda args: build_resnet("resnet50", args),
     "bert-base": build_bert,
@@ -273,6 +295,7 @@ TRANSFORMER_SHAPE = {"layers", "d_model", "heads", "ff"}
 # The shrink options each model takes; the others leave it as it is.
 SHRINK_OPTIONS = {
     "tiny": {"classes"},
+    "tiny-bn": {"classes"},
     "resnet18": {"image_size", "classes"},
     "resnet50": {"image_size", "classes"},
     "bert-base": TRANSFORMER_SHAPE | {"vocab", "seq", "classes"},

@@ -8,6 +8,12 @@ each on 2 MPI ranks on CPU:
                     ranks x batch 4) equal those of PyTorch's own training of the same file in
                     this process (torch.optim.SGD and torch.optim.Adam, batch 8) on the same
                     synthetic data, regenerated here and checked value for value
+  batchnorm         tiny-bn (BatchNorm1d) in float64 on 2 ranks x batch 4, with rank 0's buffers
+                    broadcast before each forward and with each rank keeping its own: every
+                    rank's parameters and buffers equal those of PyTorch's own DDP
+                    (DistributedDataParallel over gloo, 2 processes, broadcast_buffers True and
+                    False) on the same file and data; after the broadcast every rank holds
+                    rank 0's buffers
   sweep             a sweep over tiny and a shrunk GPT-2 at two batch sizes, then `ddpscale
                     report`: summary.json has every configuration, with PyTorch's parameter
                     counts
@@ -178,6 +184,112 @@ def check_pytorch_reference(args):
         expect(worst < TOLERANCE, f"{optimizer_name}: ddpscale's float64 parameters equal PyTorch's to {TOLERANCE:g}")
 
 
+# ---- batchnorm --------------------------------------------------------------------------------
+
+# Why PyTorch's DDP and not one process with batch 8 is the reference here: BatchNorm in
+# training normalises each rank's batch by that batch's own mean and variance, so 2 ranks x 4
+# equal 1 rank x 8 only where every rank's 4 samples have the statistics of all 8, which
+# random batches do not. DDP's semantics are what ddpscale must reproduce: the gradients
+# averaged over ranks, and before each forward every rank takes rank 0's buffers
+# (broadcast_buffers=True) or keeps its own (False).
+
+
+def read_rank_dump(path):
+    """torchscript_float64_steps' OUT.rank<r>: {"param"|"buffer"|"synced": {name: tensor}}."""
+    import torch
+    with open(path) as f:
+        lines = f.read().splitlines()
+    state = {"param": {}, "buffer": {}, "synced": {}}
+    for title, values in zip(lines[0::2], lines[1::2]):
+        kind, name, _numel, *sizes = title.split()
+        numbers = [float(v) for v in values.split()]
+        state[kind][name] = torch.tensor(numbers, dtype=torch.float64).reshape([int(s) for s in sizes])
+    return state
+
+
+def pytorch_ddp_rank(rank, world, store, module_path, optimizer_name, lr, steps, inputs, labels, broadcast_buffers,
+                     out_prefix):
+    """One process of PyTorch's DDP: the file in float64 on this rank's slice of the batch (the
+    slice ddpscale's rank takes), torch.optim on the DDP module's parameters."""
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=world)
+    module = torch.jit.load(module_path).double()
+    module.train()
+    model = torch.nn.parallel.DistributedDataParallel(module, broadcast_buffers=broadcast_buffers)
+    optimizer = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam}[optimizer_name](model.parameters(), lr=lr)
+    local = len(inputs) // world
+    x, y = inputs[rank * local:(rank + 1) * local].double(), labels[rank * local:(rank + 1) * local]
+    for _ in range(steps):
+        optimizer.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    torch.save({"param": {n: p.detach().clone() for n, p in module.named_parameters()},
+                "buffer": {n: b.detach().clone().double() for n, b in module.named_buffers()}},
+               f"{out_prefix}.rank{rank}")
+    dist.destroy_process_group()
+
+
+def pytorch_ddp(work, module_path, optimizer_name, lr, steps, inputs, labels, broadcast_buffers):
+    import torch
+    import torch.multiprocessing as mp
+    tag = "broadcast" if broadcast_buffers else "own"
+    store, prefix = os.path.join(work, f"gloo-store-{tag}"), os.path.join(work, f"pytorch-ddp-{tag}")
+    if os.path.exists(store):
+        os.remove(store)
+    mp.spawn(pytorch_ddp_rank, nprocs=2, args=(2, store, module_path, optimizer_name, lr, steps, inputs, labels,
+                                                broadcast_buffers, prefix))
+    return [torch.load(f"{prefix}.rank{r}") for r in range(2)]
+
+
+def largest_relative_difference(mine, theirs):
+    worst = 0.0
+    for name, reference in theirs.items():
+        size = max(reference.abs().max().item(), 1e-300)
+        worst = max(worst, (mine[name] - reference).abs().max().item() / size)
+    return worst
+
+
+def check_batchnorm(args):
+    skip_without(["torch"])
+    import torch
+    work = os.path.join(args.work, "batchnorm")
+    entry = export(args, ["tiny-bn"], [], "batchnorm")["tiny-bn"]
+    classes, shape = entry["classes"], [int(s) for s in entry["input"].split("x")]
+    optimizer_name, lr = "sgd", 0.1
+    ours = {}
+    for broadcast in (True, False):
+        dump = os.path.join(work, "ddpscale-" + ("broadcast" if broadcast else "own") + ".txt")
+        run(args.mpirun + ["-np", "2", args.float64_steps, entry["path"], entry["input"], str(classes), optimizer_name,
+                           str(lr), str(BATCH_PER_RANK), str(STEPS), dump] + ([] if broadcast else ["own-buffers"]))
+        header, _ = read_dump(dump)
+        inputs, labels = regenerate_batch(header["seed"], 2 * BATCH_PER_RANK, shape, classes)
+        ours[broadcast] = [read_rank_dump(f"{dump}.rank{r}") for r in range(2)]
+        theirs = pytorch_ddp(work, entry["path"], optimizer_name, lr, STEPS, inputs, labels, broadcast)
+        setting = f"broadcast_buffers={broadcast}"
+        expect(sorted(ours[broadcast][0]["buffer"]) == sorted(theirs[0]["buffer"]) and len(theirs[0]["buffer"]) == 3,
+               f"{setting}: the same 3 buffers {sorted(theirs[0]['buffer'])}")
+        for rank in range(2):
+            for kind in ("param", "buffer"):
+                worst = largest_relative_difference(ours[broadcast][rank][kind], theirs[rank][kind])
+                print(f"[ agreement ] tiny-bn, {setting}, rank {rank}, {kind}s after {STEPS} SGD steps: worst "
+                      f"difference {worst:.3g} of the tensor's size (tolerance {TOLERANCE:g})")
+                expect(worst < TOLERANCE, f"{setting}: rank {rank}'s {kind}s equal PyTorch DDP's")
+    rank0, rank1 = ours[True]
+    mean = "norm.running_mean"
+    expect((rank1["buffer"][mean] - rank0["buffer"][mean]).abs().max().item() > 1e-6,
+           "the ranks' running means differ after the last forward (each rank's own batch): not a trivial match")
+    expect(all(torch.equal(rank1["synced"][n], rank0["synced"][n]) for n in rank0["synced"]),
+           "after the broadcast every rank holds rank 0's buffers, bit for bit")
+    own0, own1 = ours[False]
+    expect(all(torch.equal(own1["synced"][n], own1["buffer"][n]) for n in own1["buffer"]),
+           "--no-broadcast-buffers: nothing is broadcast, rank 1 keeps its own buffers")
+    expect((own1["buffer"][mean] - rank1["buffer"][mean]).abs().max().item() > 1e-6,
+           "--no-broadcast-buffers changes rank 1's running mean (its own history, not rank 0's)")
+
+
 # ---- sweep ------------------------------------------------------------------------------------
 
 SWEEP_SPEC = """\
@@ -230,7 +342,7 @@ def check_sweep(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("check", choices=["train", "pytorch-reference", "sweep"])
+    parser.add_argument("check", choices=["train", "pytorch-reference", "batchnorm", "sweep"])
     parser.add_argument("--export-script", required=True)
     parser.add_argument("--ddpscale", required=True)
     parser.add_argument("--float64-steps", help="the torchscript_float64_steps binary (pytorch-reference)")
@@ -239,7 +351,8 @@ def main():
     args = parser.parse_args()
     args.mpirun = shlex.split(args.mpirun)
     os.makedirs(args.work, exist_ok=True)
-    {"train": check_train, "pytorch-reference": check_pytorch_reference, "sweep": check_sweep}[args.check](args)
+    {"train": check_train, "pytorch-reference": check_pytorch_reference, "batchnorm": check_batchnorm,
+     "sweep": check_sweep}[args.check](args)
     print(f"PASSED: {args.check}")
 
 

@@ -25,7 +25,7 @@ STUDY_ONLY_KEYS = {"name", "interleave_runs", "overrides"}
 GRID_AXES = {"models": "model", "batch_sizes": "batch-size", "world_sizes": "world-size",
              "nccl_profiles": "nccl-profile"}
 # True unless the spec says false: the flag that turns them off is --no-KEY.
-TRUE_BY_DEFAULT = {"overlap", "dropout", "memory_check"}
+TRUE_BY_DEFAULT = {"overlap", "dropout", "memory_check", "broadcast_buffers"}
 
 failures = []
 

@@ -9,6 +9,11 @@
 //   labels <numel> <sizes...>\n<values>\n
 //   param <name> <numel> <sizes...>\n<values>\n   one per trainable parameter, in the module's order
 //
+// and every rank r writes OUT.rank<r>: its parameters (param blocks), its buffers after the
+// K steps (buffer <name> ...), then its buffers after one more of the broadcasts each step
+// starts with (synced <name> ...): what the next forward would read. With the optional last
+// argument own-buffers, the session keeps each rank's buffers (--no-broadcast-buffers).
+//
 // The CLI cannot do this: studies measure float32 and never save parameters.
 #include <cstdio>
 #include <fstream>
@@ -52,14 +57,32 @@ void write_results(const std::string& path, const EngineOptions& options, int wo
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+void write_rank_state(std::ostream& out, const char* kind, ddpscale::TrainingSession& session) {
+  const bool parameters = std::string(kind) == "param";
+  for (const auto& item : parameters ? session.model().named_parameters() : session.model().named_buffers())
+    if (!parameters || item.value().requires_grad()) write_tensor(out, std::string(kind) + " " + item.key(), item.value());
+}
+
+// Collective: every rank takes part in the extra broadcast.
+void write_every_rank(const std::string& path, int rank, ddpscale::TrainingSession& session) {
+  std::ofstream out(path + ".rank" + std::to_string(rank));
+  write_rank_state(out, "param", session);
+  write_rank_state(out, "buffer", session);
+  session.broadcast_buffers_from_rank0();
+  write_rank_state(out, "synced", session);
+  if (!out) throw std::runtime_error("cannot write " + path + ".rank" + std::to_string(rank));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ddpscale::MpiContext mpi(&argc, &argv);
-  if (argc != 9) {
+  const bool own_buffers = argc == 10 && std::string(argv[9]) == "own-buffers";
+  if (argc != 9 && !own_buffers) {
     if (mpi.rank() == 0)
       std::cerr << "usage: mpirun -np N torchscript_float64_steps MODEL.pt INPUT CLASSES sgd|adam LR BATCH_PER_RANK "
-                   "STEPS OUT\n  INPUT: 16 or 3x32x32 (float) or tokens:VOCAB:SEQ; CLASSES 0 = the output's last axis\n";
+                   "STEPS OUT [own-buffers]\n  INPUT: 16 or 3x32x32 (float) or tokens:VOCAB:SEQ; CLASSES 0 = the "
+                   "output's last axis\n";
     return 2;
   }
   EngineOptions options;
@@ -74,6 +97,7 @@ int main(int argc, char** argv) {
   const int steps = std::stoi(argv[7]);
   options.phase_timing = false;
   options.seed = 42;
+  options.broadcast_buffers = !own_buffers;
 
   ddpscale::SessionSetup setup;
   setup.options = options;
@@ -88,5 +112,6 @@ int main(int argc, char** argv) {
   ddpscale::TrainingSession session(setup);
   session.train_steps(steps);
   if (mpi.rank() == 0) write_results(argv[8], options, mpi.size(), steps, session);
+  write_every_rank(argv[8], mpi.rank(), session);
   return 0;
 }

@@ -63,7 +63,7 @@ target_link_libraries(torchscript_float64_steps PRIVATE ddpscale_engine)
 set(DDPSCALE_TS_CHECK ${DDPSCALE_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_exported_torchscript.py
     --export-script ${PROJECT_SOURCE_DIR}/scripts/export_model.py --ddpscale $<TARGET_FILE:ddpscale>
     --float64-steps $<TARGET_FILE:torchscript_float64_steps> --mpirun "${DDPSCALE_MPIRUN_STRING}")
-foreach(check train pytorch-reference sweep)
+foreach(check train pytorch-reference batchnorm sweep)
   add_test(NAME torchscript_export_${check}
            COMMAND ${DDPSCALE_TS_CHECK} ${check} --work ${CMAKE_CURRENT_BINARY_DIR}/torchscript_export/${check})
   set_tests_properties(torchscript_export_${check} PROPERTIES LABELS "mpi" TIMEOUT 300 SKIP_RETURN_CODE 77

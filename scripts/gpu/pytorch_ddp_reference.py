@@ -7,7 +7,16 @@ Launch (one process per GPU):
         --variant eager graph
     torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py --model mlp-large
 World size 1 trains without the DDP wrapper, as ddpscale does. Prints one JSON line per
-(model, batch, variant): median over runs of ms/step and samples/s, with every run's value.
+(model, batch, variant, dtype): median over runs of ms/step and samples/s, with every run's value.
+
+Your own model, as `ddpscale train --model torchscript:PATH` takes it (the same flags):
+    torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py \
+        --model torchscript:models-out/resnet50.pt --input-shape 3x224x224 --classes 1000 --batch 32 \
+        --dtype float32 bfloat16
+The file is loaded with torch.jit.load and trained under DistributedDataParallel with ddpscale's
+settings: Adam (fused on GPUs), 25 MB buckets, rank 0's buffers broadcast before each forward
+(--no-broadcast-buffers: each rank keeps its own), cross-entropy on synthetic data of the
+declared shape; bfloat16 is autocast around forward and loss, as ddpscale's --dtype bfloat16.
 
 Variants (what a PyTorch user who cares about speed can run):
   eager                    Adam(fused=True), zero_grad(set_to_none=True): PyTorch's fastest eager step
@@ -97,6 +106,51 @@ class Transformer(nn.Module):
         return self.head(h.mean(1))
 
 
+TORCHSCRIPT = "torchscript:"
+
+
+def torchscript_input(args):
+    """(feature shape, vocab or 0) from --input-shape 3x224x224 or --input tokens:VOCAB:SEQ."""
+    if bool(args.input_shape) == bool(args.input):
+        sys.exit("pytorch_ddp_reference.py: a torchscript:PATH model needs one of --input-shape (e.g. 3x224x224) "
+                 "and --input tokens:VOCAB:SEQ, as ddpscale train")
+    if args.input:
+        parts = args.input.split(":")
+        if len(parts) != 3 or parts[0] != "tokens":
+            sys.exit(f"pytorch_ddp_reference.py: --input {args.input!r} is not tokens:VOCAB:SEQ")
+        return [int(parts[2])], int(parts[1])
+    return [int(v) for v in args.input_shape.split("x")], 0
+
+
+class ScriptedModel:
+    """A torchscript:PATH file: the module, its input and its labels' shape and classes, found as
+    ddpscale's probe finds them (one forward on 2 samples)."""
+
+    def __init__(self, name, args, device):
+        self.path = name[len(TORCHSCRIPT):]
+        self.shape, self.vocab = torchscript_input(args)
+        self.module = torch.jit.load(self.path, map_location=device)
+        self.module.eval()
+        with torch.no_grad():
+            out = self.module(self.inputs(2, torch.Generator().manual_seed(0)).to(device))
+        self.module.train()
+        self.label_shape = list(out.shape[1:-1])
+        self.classes = args.classes or out.shape[-1]
+
+    def inputs(self, batch, generator):
+        if self.vocab:
+            return torch.randint(0, self.vocab, [batch] + self.shape, generator=generator)
+        return torch.randn([batch] + self.shape, generator=generator)
+
+    def batch(self, batch, generator):
+        x = self.inputs(batch, generator)
+        return x, torch.randint(0, self.classes, [batch] + self.label_shape, generator=generator)
+
+
+def display_name(name):
+    return os.path.splitext(os.path.basename(name))[0] if name.startswith(TORCHSCRIPT) else name
+
+
 def build_model(name):
     if name in MLP_SHAPES:
         return build_mlp(name)
@@ -132,27 +186,36 @@ def make_optimizer(params, variant, lr, device):
 class Trainer:
     """One model, batch and variant: step() runs one training step (a replay for `graph`)."""
 
-    def __init__(self, name, batch, variant, args, device, world, rank, seed):
+    def __init__(self, name, batch, variant, args, device, world, rank, seed, dtype="float32"):
         torch.manual_seed(seed)
-        model = build_model(name).to(device)
+        scripted = ScriptedModel(name, args, device) if name.startswith(TORCHSCRIPT) else None
+        model = scripted.module if scripted else build_model(name).to(device)
         self.parameters = sum(p.numel() for p in model.parameters())
         if variant.startswith("compile-"):
             model = torch.compile(model, mode=variant[len("compile-"):])
         if world > 1:
-            model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index], bucket_cap_mb=args.bucket_mb)
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index], bucket_cap_mb=args.bucket_mb,
+                                                        broadcast_buffers=not args.no_broadcast_buffers)
         self.model, self.variant = model, variant
         self.optimizer = make_optimizer(model.parameters(), variant, args.lr, device)
         self.loss_fn = nn.CrossEntropyLoss()
+        self.autocast_bf16 = dtype == "bfloat16"
         generator = torch.Generator().manual_seed(seed)
-        x, y = synthetic_batch(name, batch * world, generator)
+        x, y = scripted.batch(batch * world, generator) if scripted else synthetic_batch(name, batch * world, generator)
         self.x = x[rank * batch:(rank + 1) * batch].to(device)
         self.y = y[rank * batch:(rank + 1) * batch].to(device)
         self.set_to_none = variant != "eager-foreach"
         self.graph = None
 
+    def loss(self):
+        """Cross-entropy over every label (a label per position flattens, as ddpscale's loss)."""
+        with torch.autocast(self.x.device.type, dtype=torch.bfloat16, enabled=self.autocast_bf16):
+            logits = self.model(self.x)
+            return self.loss_fn(logits.reshape(-1, logits.shape[-1]), self.y.reshape(-1))
+
     def eager_step(self):
         self.optimizer.zero_grad(set_to_none=self.set_to_none)
-        loss = self.loss_fn(self.model(self.x), self.y)
+        loss = self.loss()
         loss.backward()
         self.optimizer.step()
         return loss
@@ -173,7 +236,7 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
-            self.static_loss = self.loss_fn(self.model(self.x), self.y)
+            self.static_loss = self.loss()
             self.static_loss.backward()
             self.optimizer.step()
         self.graph.replay()
@@ -208,15 +271,15 @@ def synchronize(device):
         torch.cuda.synchronize(device)
 
 
-def measure(name, batch, variant, args, device, world, rank):
+def measure(name, batch, variant, args, device, world, rank, dtype):
     if variant != "eager-caller-thread":
-        return measure_variant(name, batch, variant, args, device, world, rank)
+        return measure_variant(name, batch, variant, args, device, world, rank, dtype)
     # Thread-local (PyTorch 2.0 on): off for this thread, the one that calls backward.
     with torch.autograd.set_multithreading_enabled(False):
-        return measure_variant(name, batch, variant, args, device, world, rank)
+        return measure_variant(name, batch, variant, args, device, world, rank, dtype)
 
 
-def measure_variant(name, batch, variant, args, device, world, rank):
+def measure_variant(name, batch, variant, args, device, world, rank, dtype):
     step_ms, warmup_s = [], []
     trainer = shift = None
     for run in range(args.runs):
@@ -227,7 +290,7 @@ def measure_variant(name, batch, variant, args, device, world, rank):
             gc.collect()  # a captured graph's Python objects can hold a cycle
             torch.cuda.empty_cache()  # else the freed blocks serve the new run at the same addresses
             shift = hold_device_memory(args.placement_shifts[run % len(args.placement_shifts)], device)
-        trainer = Trainer(name, batch, variant, args, device, world, rank, args.seed + run)
+        trainer = Trainer(name, batch, variant, args, device, world, rank, args.seed + run, dtype)
         start = time.perf_counter()
         trainer.warm_up(args.warmup)
         synchronize(device)
@@ -252,7 +315,8 @@ def measure_variant(name, batch, variant, args, device, world, rank):
         write_kernel_table(trainer, stem + ".csv", args.kernel_steps, device, stem + ".json" if args.trace else None)
     median_ms = statistics.median(step_ms)
     return {
-        "tool": "pytorch", "variant": variant, "torch": torch.__version__, "model": name,
+        "tool": "pytorch", "variant": variant, "torch": torch.__version__, "model": display_name(name), "dtype": dtype,
+        "broadcast_buffers": not args.no_broadcast_buffers,
         "parameters": trainer.parameters, "batch_per_gpu": batch, "world_size": world,
         "ms_per_step": round(median_ms, 4), "samples_per_s": round(batch * world * 1000.0 / median_ms, 1),
         "runs_ms": [round(v, 4) for v in step_ms], "warmup_s": [round(v, 3) for v in warmup_s],
@@ -332,7 +396,16 @@ def write_kernel_table(trainer, path, steps, device, trace_path=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", nargs="+", default=["mlp-medium", "mlp-large"], choices=MODELS)
+    parser.add_argument("--model", nargs="+", default=["mlp-medium", "mlp-large"], metavar="MODEL",
+                        help=f"{', '.join(MODELS)} or torchscript:PATH (with --input-shape or --input)")
+    parser.add_argument("--input-shape", default="", help="a torchscript:PATH model's float input per sample, e.g. 3x224x224")
+    parser.add_argument("--input", default="", help="a torchscript:PATH model's token input, tokens:VOCAB:SEQ")
+    parser.add_argument("--classes", type=int, default=0,
+                        help="a torchscript:PATH model's label classes (0: the output's last axis)")
+    parser.add_argument("--dtype", nargs="+", default=["float32"], choices=["float32", "bfloat16"],
+                        help="bfloat16: autocast forward and loss, fp32 weights, gradients and optimizer")
+    parser.add_argument("--no-broadcast-buffers", action="store_true",
+                        help="DDP's broadcast_buffers=False: each rank keeps its own buffers")
     parser.add_argument("--batch", nargs="+", type=int, default=[8, 16, 32, 64, 128], help="batch per GPU")
     parser.add_argument("--rows", nargs="+", metavar="MODEL:BATCH",
                         help="exact (model, batch) pairs instead of --model x --batch, e.g. lstm:32 mlp-large:128")
@@ -368,15 +441,17 @@ def main():
         parser.error("--placement-shifts: GPU only, each 0 or more MiB, and --runs a multiple of their number")
     if args.process_shift and (args.device != "cuda" or not 0 <= args.process_shift <= 65536):
         parser.error("--process-shift: GPU only, 0 to 65536 MiB")
-    rows = ([(r.split(":")[0], int(r.split(":")[1])) for r in args.rows] if args.rows
+    rows = ([(r.rsplit(":", 1)[0], int(r.rsplit(":", 1)[1])) for r in args.rows] if args.rows
             else [(m, b) for m in args.model for b in args.batch])
     for model, _ in rows:
-        if model not in MODELS:
-            parser.error(f"unknown model '{model}' in --rows; choose from {', '.join(MODELS)}")
+        if model not in MODELS and not model.startswith(TORCHSCRIPT):
+            parser.error(f"unknown model '{model}'; choose from {', '.join(MODELS)} or torchscript:PATH")
+        if model.startswith(TORCHSCRIPT) and not os.path.isfile(model[len(TORCHSCRIPT):]):
+            parser.error(f"{model[len(TORCHSCRIPT):]}: no such file (write it with scripts/export_model.py)")
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
-    if args.take_turns and (len(rows) != 1 or len(args.variant) != 1 or world != 1):
-        parser.error("--take-turns: one row, one variant and one process (no torchrun)")
+    if args.take_turns and (len(rows) != 1 or len(args.variant) != 1 or len(args.dtype) != 1 or world != 1):
+        parser.error("--take-turns: one row, one variant, one dtype and one process (no torchrun)")
     if args.device == "cpu":
         device = torch.device("cpu")
         cuda_only = [v for v in args.variant if v == "graph" or v.startswith("compile-")]
@@ -400,10 +475,11 @@ def main():
         synchronize(device)
         print("# ready for turns: send 'go' for each run, 'stop' to end", flush=True)
     for variant in args.variant:
-        for model, batch in rows:
-            result = measure(model, batch, variant, args, device, world, rank)
-            if rank == 0:
-                print(json.dumps(result), flush=True)
+        for dtype in args.dtype:
+            for model, batch in rows:
+                result = measure(model, batch, variant, args, device, world, rank, dtype)
+                if rank == 0:
+                    print(json.dumps(result), flush=True)
     if world > 1:
         dist.destroy_process_group()
 

@@ -54,6 +54,8 @@ void add_train_options(cxxopts::Options& options) {
       ("bucket-mb", "gradient bucket size in MiB (the first bucket is 1 MiB, as in PyTorch)", cxxopts::value<double>()->default_value("25"))
       ("first-bucket-mb", "size of the first bucket in MiB", cxxopts::value<double>()->default_value("1"))
       ("no-overlap", "run every bucket's allreduce after backward (sequential baseline)")
+      ("no-broadcast-buffers", "each rank keeps its own buffers (BatchNorm's running statistics), as PyTorch DDP's "
+       "broadcast_buffers=False; by default rank 0's are broadcast before each forward")
       ("allreduce-dtype", "what gradients travel as: float32, or bfloat16 (each bucket cast before its allreduce "
                           "and back after it: half the bytes, bf16 rounding of the averaged gradient)",
        cxxopts::value<std::string>()->default_value("float32"));
@@ -118,6 +120,7 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.bucket_mb = a["bucket-mb"].as<double>();
   o.first_bucket_mb = a["first-bucket-mb"].as<double>();
   o.overlap = a.count("no-overlap") == 0;
+  o.broadcast_buffers = a.count("no-broadcast-buffers") == 0;
   o.runs = a["runs"].as<int>();
   o.warmup = a["warmup"].as<int>();
   o.steps = a["steps"].as<int>();

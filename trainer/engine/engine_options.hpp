@@ -25,6 +25,9 @@ struct EngineOptions {
   double bucket_mb = 25.0;
   double first_bucket_mb = 1.0;
   bool overlap = true;
+  // PyTorch DDP's broadcast_buffers: rank 0's buffers (BatchNorm's running statistics) on
+  // every rank before each forward. false: each rank keeps its own, as broadcast_buffers=False.
+  bool broadcast_buffers = true;
   bool phase_timing = true;         // time every phase of a step, or whole steps only
   std::string data = "device";      // device | host (pinned host batch copied every step, timed as "data")
   std::string dtype = "float32";    // float32 | bfloat16 (autocast forward; see mixed_precision.hpp)

@@ -28,7 +28,7 @@ BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const Redu
   return layout;
 }
 
-static DType comm_dtype(const torch::Tensor& t) {
+DType comm_dtype(const torch::Tensor& t) {
   switch (t.scalar_type()) {
     case torch::kFloat: return DType::f32;
     case torch::kDouble: return DType::f64;
@@ -36,7 +36,7 @@ static DType comm_dtype(const torch::Tensor& t) {
     case torch::kBFloat16: return DType::bf16;
     case torch::kInt: return DType::i32;
     case torch::kLong: return DType::i64;  // BatchNorm's num_batches_tracked
-    default: throw std::runtime_error(std::string("gradient reducer: unsupported dtype ") + c10::toString(t.scalar_type()));
+    default: throw std::runtime_error(std::string("unsupported dtype for a collective: ") + c10::toString(t.scalar_type()));
   }
 }
 

@@ -42,6 +42,9 @@ struct BucketLayout {
 // A parameter larger than a bucket gets a bucket of its own.
 BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const ReducerOptions& options);
 
+// The communicator's element type for a tensor's dtype; throws for one it cannot carry.
+DType comm_dtype(const torch::Tensor& t);
+
 class GradientReducer {
  public:
   // Names are for errors ("parameter 'fc3.bias' got no gradient"). The communicator and
@@ -54,9 +57,6 @@ class GradientReducer {
 
   // Makes every rank start from rank 0's parameters.
   void broadcast_parameters();
-  // Makes every rank hold rank 0's values of these tensors (contiguous; float or integer),
-  // e.g. the model's buffers before each forward.
-  void broadcast(std::vector<torch::Tensor>& tensors);
   // Before backward: zeroes the bucket buffers (and so every .grad), or resets every .grad
   // (gradients_stay_in_buckets false), and re-arms the hooks.
   void prepare_for_backward();
@@ -74,6 +74,8 @@ class GradientReducer {
   void launch_ready_buckets_in_order();
   void launch(size_t bucket);
   void gather_into_bucket(Bucket& bucket);
+  // Makes every rank hold rank 0's values of these tensors (contiguous; float or integer).
+  void broadcast(std::vector<torch::Tensor>& tensors);
 
   std::vector<torch::Tensor> parameters_;
   std::vector<std::string> names_;

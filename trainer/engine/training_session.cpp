@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "engine/buffer_broadcast.hpp"
 #include "engine/gpu_busy.hpp"
 #include "engine/gradient_reducer.hpp"
 #include "engine/initial_model.hpp"
@@ -119,7 +120,6 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   // averaged nor stepped; every built-in model trains all of its parameters.
   for (const auto& p : model_->parameters())
     if (p.requires_grad()) parameters_.push_back(p);
-  buffers_ = model_->buffers();
 
   // Every rank generates the global batch and keeps its own slice, so N ranks with batch
   // b see exactly the data of one rank with batch N*b (the equivalence the tests check).
@@ -172,6 +172,9 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     reducer_options.gradients_stay_in_buckets = false;
     reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
     reducer_->broadcast_parameters();
+    const auto buffers = model_->buffers();
+    if (o.broadcast_buffers && !buffers.empty())
+      buffer_broadcast_ = std::make_unique<BufferBroadcast>(buffers, *setup_.comm);
   }
   // Dropout differs per rank, as it does in real data-parallel training.
   torch::manual_seed(run_seed * 1000003ULL + static_cast<uint64_t>(setup_.rank) + 1);
@@ -197,6 +200,10 @@ void TrainingSession::zero_gradients() {
   }
 }
 
+void TrainingSession::broadcast_buffers_from_rank0() {
+  if (buffer_broadcast_) buffer_broadcast_->broadcast_from_rank0();
+}
+
 void TrainingSession::step(int measured_index) {
   StepClock* clock = measured_index >= 0 ? clock_.get() : nullptr;
   if (clock_) clock_->select_step(measured_index);
@@ -218,7 +225,7 @@ torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_s
     const NvtxRange range("forward");
     // PyTorch DDP's default (broadcast_buffers=True): rank 0's buffers (BatchNorm's running
     // statistics) before every forward; built-in models have none.
-    if (reducer_ && !buffers_.empty()) reducer_->broadcast(buffers_);
+    broadcast_buffers_from_rank0();
     const AutocastScope autocast(bf16_autocast_, setup_.device);
     loss = model_->training_loss(inputs_, labels_);
     if (clock) clock->mark(Mark::forward_end);

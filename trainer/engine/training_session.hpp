@@ -22,6 +22,7 @@
 
 namespace ddpscale {
 
+class BufferBroadcast;
 class GradientReducer;
 class InitialModel;
 class OptimizerStep;
@@ -69,6 +70,9 @@ class TrainingSession {
   int loss_every() const;
   // One untimed step (tests use it to compare parameters after K steps).
   void train_steps(int steps);
+  // What every step does before its forward, on its own (tests compare the ranks' buffers
+  // after it); nothing where no buffers are broadcast. Collective.
+  void broadcast_buffers_from_rank0();
 
   Model& model() { return *model_; }
   size_t bucket_count() const;  // 0 without a reducer (world size 1)
@@ -93,9 +97,9 @@ class TrainingSession {
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;
   std::vector<torch::Tensor> parameters_;  // the model's trainable ones, gathered once: optimizer, gradients, checksum
-  std::vector<torch::Tensor> buffers_;     // broadcast from rank 0 before each forward (world size > 1)
   std::unique_ptr<StepClock> clock_;
   std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<BufferBroadcast> buffer_broadcast_;  // world size > 1, buffers, broadcast_buffers
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
   torch::Tensor host_inputs_;       // pinned copy for --data host
   std::vector<torch::Tensor> losses_;

@@ -95,6 +95,7 @@ void parse_models(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) 
 const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_sizes", "scaling", "runs",
                                         "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
+                                        "broadcast_buffers",
                                         "placement_shifts_mib",
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
                                         "allreduce_dtype", "interleave_runs", "input_shape", "input",
@@ -231,6 +232,8 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   if (root["memory_check"]) spec.memory_check = r.scalar<bool>(root["memory_check"], "memory_check", "true or false");
   if (root["launches"]) spec.launches = r.positive<int>(root["launches"], "launches");
   if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
+  if (root["broadcast_buffers"])
+    b.broadcast_buffers = r.scalar<bool>(root["broadcast_buffers"], "broadcast_buffers", "true or false");
   if (root["first_bucket_mb"]) b.first_bucket_mb = r.positive<double>(root["first_bucket_mb"], "first_bucket_mb");
   // torchscript:PATH models' input (docs/own-models.md), for every such model in `models`.
   if (root["input_shape"]) b.input_shape = r.scalar<std::string>(root["input_shape"], "input_shape", "a shape like 3x224x224");

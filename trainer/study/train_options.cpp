@@ -148,12 +148,6 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (o.seq_len < 0 || o.features < 0 || o.vocab < 0 || o.classes < 0)
     throw UsageError("--seq-len, --features, --vocab and --classes must not be negative");
   validate_model_input(o);
-  // The buffers' broadcast before each forward waits on the host: a CUDA graph cannot hold it.
-  if (is_torchscript_model(o.model) && o.exec == "graph" && world > 1 &&
-      probe_torchscript(torchscript_path(o.model), model_options_from(o)).buffers > 0)
-    throw UsageError("--exec graph: " + torchscript_path(o.model) +
-                     " has buffers (e.g. BatchNorm's running statistics), broadcast from rank 0 before each forward; "
-                     "that broadcast is not captured in a graph: use --exec eager");
 }
 
 void validate_model_input(const EngineOptions& o) {
@@ -211,6 +205,7 @@ ConfigParams config_params(const TrainOptions& o, int world_size, int64_t parame
   p.allreduce_dtype = world_size > 1 ? o.allreduce_dtype : "float32";
   p.bucket_mb = o.bucket_mb;
   p.overlap = o.overlap;
+  p.broadcast_buffers = o.broadcast_buffers;
   p.warmup_steps = o.warmup;
   p.measured_steps = o.steps;
   p.runs = o.runs;
@@ -245,6 +240,7 @@ std::string config_id(const ConfigParams& p) {
   id << p.model << "_b" << p.batch_per_rank << "_w" << p.world_size << "_" << p.scaling << "_" << p.optimizer << "_"
      << p.dtype << "_bk" << p.bucket_mb << (p.overlap ? "_ov" : "_seq") << "_" << p.exec << "_" << p.nccl_profile;
   if (p.allreduce_dtype != "float32") id << "_ar-" << p.allreduce_dtype;  // ids of float32 studies unchanged
+  if (!p.broadcast_buffers) id << "_own-buffers";
   std::string text = id.str();
   for (char& c : text)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';
