@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <sys/stat.h>
+#include <torch/csrc/jit/passes/autocast.h>
 #include <torch/version.h>
 
 #include <filesystem>
@@ -253,6 +254,11 @@ void TorchScriptModel::to(torch::Device device, bool non_blocking) { convert(dev
 std::shared_ptr<TorchScriptModel> load_torchscript_model(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw TorchScriptError(path + ": no such file (--model torchscript:PATH names a file written by torch.jit.save)");
+  // bfloat16 autocast reaches a TorchScript model's operators through the dispatcher, as it
+  // reaches eager ones. The JIT's own autocast rewrite of the graph is off: under LibTorch 2.11
+  // it crashed (a null pointer in torch::jit::Autocast, inside its inlining) on the exported
+  // real models (docs/own-models.md), and the dispatcher applies the same casts without it.
+  torch::jit::setAutocastMode(false);
   torch::jit::Module module;
   try {
     module = torch::jit::load(path, torch::kCPU);

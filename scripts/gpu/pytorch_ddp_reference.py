@@ -128,6 +128,9 @@ class ScriptedModel:
 
     def __init__(self, name, args, device):
         self.path = name[len(TORCHSCRIPT):]
+        # As ddpscale (models/torchscript_model.cpp): autocast through the dispatcher, not the
+        # JIT's own rewrite of the graph.
+        torch._C._jit_set_autocast_mode(False)
         self.shape, self.vocab = torchscript_input(args)
         self.module = torch.jit.load(self.path, map_location=device)
         self.module.eval()
