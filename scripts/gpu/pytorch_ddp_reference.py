@@ -203,6 +203,8 @@ class Trainer:
         self.optimizer = make_optimizer(model.parameters(), variant, args.lr, device)
         self.loss_fn = nn.CrossEntropyLoss()
         self.autocast_bf16 = dtype == "bfloat16"
+        if scripted:  # as ddpscale (trainer/engine/training_session.cpp): bfloat16 runs the file op by op
+            torch._C._set_graph_executor_optimize(not self.autocast_bf16)
         generator = torch.Generator().manual_seed(seed)
         x, y = scripted.batch(batch * world, generator) if scripted else synthetic_batch(name, batch * world, generator)
         self.x = x[rank * batch:(rank + 1) * batch].to(device)

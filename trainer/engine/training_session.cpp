@@ -12,6 +12,7 @@
 #include "engine/nvtx_range.hpp"
 #include "engine/optimizer_step.hpp"
 #include "engine/step_clock.hpp"
+#include "torchscript_model.hpp"
 #ifdef DDPSCALE_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
@@ -103,6 +104,14 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
 #ifdef DDPSCALE_CUDA_GRAPHS
   if (o.exec == "graph") captured_ = std::make_unique<GraphStep>(setup_.device);
 #endif
+  // Autocast reaches a TorchScript model's operators through the dispatcher (the JIT's own
+  // autocast pass is off, models/torchscript_model.cpp). The executor's optimised graph would
+  // replace autograd with the JIT's symbolic derivatives, which know nothing of autocast: a
+  // bfloat16 gradient then meets a float32 weight ("expected scalar type BFloat16 but found
+  // Float" from linear's backward, from the third step on). Unoptimised, every operator runs
+  // and is differentiated as in an eager model; scripts/gpu/pytorch_ddp_reference.py does the same.
+  if (bf16_autocast_ && is_torchscript_model(o.model))
+    torchscript_unoptimized_ = std::make_unique<torch::jit::GraphOptimizerEnabledGuard>(false);
   const uint64_t run_seed = o.seed + static_cast<uint64_t>(setup_.run_index);
   const ModelOptions model_options = model_options_from(o);
 

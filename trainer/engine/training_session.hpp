@@ -8,6 +8,7 @@
 // LibTorch's CUDA generator); the fused Adam keeps its step count on the device. Only the
 // whole step is timed: the phases inside the graph are not split (stored as 0).
 #pragma once
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/torch.h>
 
 #include <memory>
@@ -94,6 +95,9 @@ class TrainingSession {
   SessionSetup setup_;
   torch::Tensor placement_shift_;  // --placement-shifts: held first, for the session's life
   bool bf16_autocast_;  // --dtype bfloat16, decided once instead of by a string compare per step
+  // bfloat16 on a TorchScript model: the graph executor runs the module operator by operator,
+  // for the session's life (see the constructor).
+  std::unique_ptr<torch::jit::GraphOptimizerEnabledGuard> torchscript_unoptimized_;
   std::shared_ptr<Model> model_;
   std::unique_ptr<OptimizerStep> optimizer_;
   std::vector<torch::Tensor> parameters_;  // the model's trainable ones, gathered once: optimizer, gradients, checksum

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -113,11 +114,25 @@ void record_calibration(const CalibrationReading& reading, RankTimings& timings)
   if (std::isfinite(reading.device_us)) timings.calibration_device_us = {static_cast<float>(reading.device_us)};
 }
 
+// The line of an error worth storing. c10 errors carry a backtrace after their first line;
+// the TorchScript interpreter's first line only says an operation failed, and its last line
+// that names an exception ("RuntimeError: expected scalar type ...") says why.
+std::string failure_headline(const std::string& what) {
+  std::istringstream lines(what);
+  std::string first, line, cause;
+  std::getline(lines, first);
+  if (first.find("failed in the TorchScript interpreter") == std::string::npos) return first;
+  while (std::getline(lines, line)) {
+    const auto colon = line.find("Error: ");
+    if (colon != std::string::npos && line.find(' ') > colon) cause = line;
+  }
+  return cause.empty() ? first : first + " " + cause;
+}
+
 // A run that ran out of memory says which batch did it, so the study's record shows the
 // limit (the configuration's record carries the rest of its settings).
 std::string describe_failure(std::string what, const TrainOptions& options, int world) {
-  const auto newline = what.find('\n');  // c10 errors carry a backtrace after the first line
-  if (newline != std::string::npos) what.resize(newline);
+  what = failure_headline(what);
   const bool out_of_memory = what.find("out of memory") != std::string::npos ||
                              what.find("not enough memory") != std::string::npos ||
                              what.find("can't allocate memory") != std::string::npos ||
