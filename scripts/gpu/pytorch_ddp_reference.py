@@ -316,7 +316,7 @@ def measure_variant(name, batch, variant, args, device, world, rank, dtype):
     if not step_ms:
         sys.exit("pytorch_ddp_reference.py: no run was started (standard input ended before the first 'go')")
     if args.kernels:
-        stem = f"{args.kernels}-{name}-b{batch}-{variant}"
+        stem = f"{args.kernels}-{display_name(name)}-b{batch}-{variant}-{dtype}"
         write_kernel_table(trainer, stem + ".csv", args.kernel_steps, device, stem + ".json" if args.trace else None)
     median_ms = statistics.median(step_ms)
     return {
