@@ -7,25 +7,12 @@
 #include <stdexcept>
 
 #include "engine/step_clock.hpp"
+#include "gradient_buckets.hpp"
 
 namespace ddpscale {
 
 BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const ReducerOptions& options) {
-  BucketLayout layout;
-  const auto cap_bytes = [&](size_t bucket_index) {
-    const double mb = bucket_index == 0 ? std::min(options.first_bucket_mb, options.bucket_mb) : options.bucket_mb;
-    return static_cast<size_t>(mb * 1024.0 * 1024.0);
-  };
-  size_t filled = 0;
-  for (size_t i = parameter_bytes.size(); i-- > 0;) {
-    if (layout.buckets.empty() || (filled > 0 && filled + parameter_bytes[i] > cap_bytes(layout.buckets.size() - 1))) {
-      layout.buckets.emplace_back();
-      filled = 0;
-    }
-    layout.buckets.back().push_back(i);
-    filled += parameter_bytes[i];
-  }
-  return layout;
+  return {assign_buckets(parameter_bytes, {options.first_bucket_mb, options.bucket_mb})};
 }
 
 static DType comm_dtype(const torch::Tensor& t) {
