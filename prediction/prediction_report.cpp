@@ -31,6 +31,9 @@ std::string percent_one_decimal(double fraction) { return fixed(100 * fraction, 
 
 std::string csv_number(double value) { return std::isfinite(value) ? round_trip_text(value) : ""; }
 
+// How a prediction's buckets became ready, as predict.csv and predict.json say it.
+std::string bucket_ready_text(const Prediction& p) { return p.recorded_gradient_timing ? "recorded" : "even_stream"; }
+
 void write_value(JsonWriter& json, const std::string& name, const PredictedValue& v) {
   json.key(name).begin_object().field("point", v.point).field("low", v.interval95.low).field("high", v.interval95.high);
   json.end_object();
@@ -49,7 +52,8 @@ void write_prediction_object(JsonWriter& json, const Prediction& p) {
       .field("algorithm", p.algorithm)
       .field("allreduce_total_us", p.allreduce_total_us)
       .field("allreduce_exposed_us", p.allreduce_exposed_us)
-      .field("calibrated", p.calibrated);
+      .field("calibrated", p.calibrated)
+      .field("bucket_ready", bucket_ready_text(p));
   write_value(json, "step_us", p.step_us);
   write_value(json, "throughput", p.throughput);
   write_value(json, "speedup", p.speedup);
@@ -151,6 +155,18 @@ void add_point(PlotSeries& series, double ranks, const PredictedValue& value) {
   series.y_high.push_back(value.interval95.high);
 }
 
+// How the predictions placed the gradient buckets they overlap with backward.
+std::string bucket_placement_text(const std::vector<Prediction>& predictions) {
+  const auto recorded = static_cast<size_t>(std::count_if(
+      predictions.begin(), predictions.end(), [](const Prediction& p) { return p.recorded_gradient_timing; }));
+  const std::string placed = "placed as the reducer places them, each ready when its recorded gradients were";
+  const std::string even = "cut from one even stream of gradients over backward (no per-layer timing recorded)";
+  if (recorded == predictions.size()) return "Buckets: " + placed + ".";
+  if (recorded == 0) return "Buckets: " + even + ".";
+  return "Buckets: " + placed + " in " + std::to_string(recorded) + " of " + std::to_string(predictions.size()) +
+         " predictions; the others " + even + ".";
+}
+
 }  // namespace
 
 std::string topology_text(const Topology& topology) {
@@ -205,6 +221,7 @@ void add_prediction_blocks(ReportDocument& doc, const ScalingPrediction& result,
                 "; calibrated by " + std::to_string(result.calibration_configurations) +
                 " measured N-GPU configurations" +
                 (options.network.given() ? "; network between nodes: " + options.network.text : std::string()) + ".");
+  doc.paragraph(bucket_placement_text(result.predictions));
   doc.table(predictions_table(result));
   if (add_plot) {
     for (const auto& [plot, caption] : prediction_plots(result)) add_plot(plot, caption);
@@ -223,14 +240,14 @@ std::string prediction_csv(const ScalingPrediction& result) {
   std::ostringstream csv;
   csv << "model,parameters,scaling,exec,batch_per_rank,global_batch,nodes,gpus_per_node,algorithm,allreduce_total_us,"
          "allreduce_exposed_us,step_us,step_us_low,step_us_high,samples_per_s,samples_per_s_low,samples_per_s_high,"
-         "speedup,speedup_low,speedup_high,efficiency,efficiency_low,efficiency_high,calibrated\n";
+         "speedup,speedup_low,speedup_high,efficiency,efficiency_low,efficiency_high,calibrated,bucket_ready\n";
   for (const Prediction& p : result.predictions) {
     csv << p.model << "," << p.parameters << "," << p.scaling << "," << p.exec << "," << p.batch_per_rank << ","
         << p.global_batch << "," << p.topology.nodes << "," << p.topology.gpus_per_node << "," << p.algorithm << ","
         << csv_number(p.allreduce_total_us) << "," << csv_number(p.allreduce_exposed_us);
     for (const PredictedValue* v : {&p.step_us, &p.throughput, &p.speedup, &p.efficiency})
       csv << "," << csv_number(v->point) << "," << csv_number(v->interval95.low) << "," << csv_number(v->interval95.high);
-    csv << "," << (p.calibrated ? "true" : "false") << "\n";
+    csv << "," << (p.calibrated ? "true" : "false") << "," << bucket_ready_text(p) << "\n";
   }
   return csv.str();
 }

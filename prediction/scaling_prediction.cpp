@@ -29,6 +29,18 @@ double standard_error(const PhaseStats& s) {
 
 double value_or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
 
+// The buckets whose allreduces a prediction overlaps with backward: placed as the reducer
+// places them from the recorded gradient timing where the study has it, else cut from one
+// even stream of gradients. Sizes as they travel: 2 bytes an element with a bfloat16
+// allreduce, else the parameters' own (4 for float32; the even stream assumes float32).
+std::vector<SimulatedBucket> planned_buckets(const ConfigParams& params, const GradientTiming& timing,
+                                             double first_bucket_mb) {
+  const bool bfloat16 = params.allreduce_dtype == "bfloat16";
+  if (timing.recorded()) return recorded_buckets(timing, {first_bucket_mb, params.bucket_mb}, bfloat16 ? 2.0 : 0.0);
+  const double gradient_bytes = static_cast<double>(params.parameters) * (bfloat16 ? 2.0 : 4.0);
+  return even_stream(bucket_sizes(gradient_bytes, first_bucket_mb * kMiB, params.bucket_mb * kMiB));
+}
+
 // The measured configurations a prediction starts from: `base`, the 1-GPU configuration
 // whose speedup is predicted, and `compute`, the 1-GPU configuration that did one rank's
 // share of the work (the same under weak scaling; the batch split N ways under strong).
@@ -83,13 +95,19 @@ class Predictor {
     p.global_batch = compute.params.batch_per_rank * ranks;
     p.calibrated = !relative_errors.empty();
 
-    const double bytes_per_gradient = base.params.allreduce_dtype == "bfloat16" ? 2.0 : 4.0;
-    const auto buckets = bucket_sizes(static_cast<double>(base.params.parameters) * bytes_per_gradient,
-                                      options_.first_bucket_mb * kMiB, base.params.bucket_mb * kMiB);
+    // The timing of the configuration whose backward is simulated; its 1-GPU base's where
+    // that one is interpolated from batches without it.
+    const GradientTiming& timing = compute.gradient_timing.recorded() ? compute.gradient_timing : base.gradient_timing;
+    const std::vector<SimulatedBucket> buckets = planned_buckets(base.params, timing, options_.first_bucket_mb);
+    p.recorded_gradient_timing = timing.recorded();
     const bool overlap = base.params.overlap;
     // The buckets' allreduce times, once: every draw scales them by one factor.
     std::vector<double> bucket_us, drawn_us(buckets.size());
-    for (double bytes : buckets) bucket_us.push_back(allreduce_.cost(bytes, topology, options_.network).time_us);
+    double largest_bucket_bytes = 0;
+    for (const SimulatedBucket& bucket : buckets) {
+      bucket_us.push_back(allreduce_.cost(bucket.bytes, topology, options_.network).time_us);
+      largest_bucket_bytes = std::max(largest_bucket_bytes, bucket.bytes);
+    }
     auto exposed = [&](double backward_us, double allreduce_factor, OverlapTimeline* timeline) {
       for (size_t i = 0; i < buckets.size(); ++i) drawn_us[i] = bucket_us[i] * allreduce_factor;
       const OverlapTimeline t = simulate_overlap(buckets, drawn_us, backward_us, overlap);
@@ -106,8 +124,7 @@ class Predictor {
     p.allreduce_total_us = timeline.allreduce_total_us;
     p.allreduce_exposed_us = timeline.allreduce_exposed_us;
     if (!buckets.empty())
-      p.algorithm = algorithm_name(
-          allreduce_.cost(*std::max_element(buckets.begin(), buckets.end()), topology, options_.network).algorithm);
+      p.algorithm = algorithm_name(allreduce_.cost(largest_bucket_bytes, topology, options_.network).algorithm);
 
     // Samples per second of `ranks` ranks that each take step_us, as the measured 1-GPU
     // throughput relates to its step (wall time includes what step medians leave out).
@@ -229,6 +246,26 @@ std::vector<MeasuredPair> measured_pairs(const StudyDigest& study, const Predict
   return pairs;
 }
 
+// Says plainly which 1-GPU configurations' buckets were placed as an even stream, and why.
+void note_even_stream(const StudyDigest& study, std::vector<std::string>& notes) {
+  std::vector<std::string> without;
+  size_t one_gpu = 0;
+  for (const MeasuredConfig& c : study.configs) {
+    if (c.params.world_size != 1) continue;
+    ++one_gpu;
+    if (!c.gradient_timing.recorded()) without.push_back(c.id);
+  }
+  if (without.empty()) return;
+  std::string listed;
+  for (const std::string& id : without) listed += (listed.empty() ? "" : ", ") + id;
+  const std::string which = without.size() == one_gpu ? "the study's 1-GPU configurations" : listed;
+  notes.push_back("No per-layer gradient timing recorded for " + which +
+                  " (studies measured before it was recorded, or a report folder, whose summary.csv does not carry "
+                  "it): their buckets are taken as one even stream of gradients over backward, not placed as the "
+                  "reducer places them, which understates the exposed allreduce of a model whose largest layer's "
+                  "gradient comes last");
+}
+
 }  // namespace
 
 ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions& options) {
@@ -236,6 +273,7 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   const Predictor predictor(study, options);
   result.allreduce_log_sd = predictor.allreduce_log_sd();
   const auto pairs = measured_pairs(study, predictor, result.notes);
+  note_even_stream(study, result.notes);
 
   // Model-only predictions of the measured configurations, and their errors in step time.
   std::vector<Prediction> model_only;

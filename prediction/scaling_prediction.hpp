@@ -25,6 +25,8 @@ struct MeasuredConfig {
   std::string id;
   ConfigParams params;
   PhaseStats step_us, backward_us, throughput;  // throughput: samples per second
+  // When each gradient became ready in backward (not recorded: the even stream stands in).
+  GradientTiming gradient_timing;
 };
 
 struct StudyDigest {
@@ -54,6 +56,9 @@ struct Prediction {
   std::string scaling, exec;
   Topology topology;
   std::string algorithm;          // of the largest bucket's allreduce
+  // Buckets placed as the reducer places them, ready when their recorded gradients were;
+  // false: one even stream of gradients over backward (the study recorded no timing).
+  bool recorded_gradient_timing = false;
   double allreduce_total_us = kNaN, allreduce_exposed_us = kNaN;  // point estimates
   PredictedValue step_us, throughput, speedup, efficiency;
   bool calibrated = false;        // the model error of the study's N-GPU runs is included
