@@ -89,8 +89,8 @@ def main():
         what = f"{p['model']} b{p['batch_per_rank']} on {p['gpus_per_node']} GPUs"
         for name in ("step_us", "samples_per_s", "speedup", "efficiency"):
             low, point, high = number(p, name + "_low"), number(p, name), number(p, name + "_high")
-            if not (0 < low < point < high):
-                fail(f"{what}: {name} {point} not strictly inside its interval [{low}, {high}]")
+            if not (low < point < high) or point <= 0:
+                fail(f"{what}: {name} {point} not positive and strictly inside its interval [{low}, {high}]")
         gradient_bytes = int(p["parameters"]) * 4
         if gradient_bytes > MIB:
             fail(f"{what}: {gradient_bytes} bytes of gradients, more than the one 1 MiB bucket this check assumes")

@@ -199,7 +199,9 @@ void require_allreduce_curve(const StudyDigest& study, const PredictOptions& pre
   // A sweep measures the curve only when a configuration runs on more than one rank.
   if (!several_ranks)
     throw std::runtime_error(input + " measured 1 rank only, and a sweep measures the allreduce curve only on 2 or "
-                                     "more ranks, so the study has none to predict the communication from: " + give);
+                                     "more ranks, so the study has none to predict the communication from: " + give +
+                             "; or sweep 1 and N ranks (world_sizes: [1, 2] in the spec, under mpirun -np 2) and "
+                             "predict from that study");
   const bool report_folder = std::filesystem::exists(std::filesystem::path(input) / "summary.csv");
   throw std::runtime_error(input + (report_folder ? " is a report folder without commbench.csv" : " has no allreduce curve") +
                            ": its sweep ran with --no-commbench, so nothing measured the communication to predict "
@@ -207,6 +209,8 @@ void require_allreduce_curve(const StudyDigest& study, const PredictOptions& pre
 }
 
 std::string self_check_line(const ValidationSummary& s) {
+  if (s.configurations == 0)
+    return "self-check: the study has no N-GPU configuration with its 1-GPU twin to check the predictor against";
   std::ostringstream line;
   line << std::fixed << std::setprecision(1) << "self-check on " << s.configurations
        << " measured N-GPU configurations: model only " << 100 * s.model_only_median_abs_error << "% median |error|, "
