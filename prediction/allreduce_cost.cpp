@@ -52,6 +52,13 @@ NetworkProfile parse_network_profile(const std::string& text) {
   return profile;
 }
 
+double allreduce_time_us_from_busbw(double bytes, double busbw_gbs, int ranks) {
+  if (ranks < 2 || !(busbw_gbs > 0)) throw std::invalid_argument("a bus bandwidth needs 2 or more ranks and a positive value");
+  const double n = ranks;
+  const double algbw_bytes_per_us = busbw_gbs * 1e3 * n / (2 * (n - 1));
+  return bytes / algbw_bytes_per_us;
+}
+
 const char* algorithm_name(AllreduceAlgorithm algorithm) {
   switch (algorithm) {
     case AllreduceAlgorithm::ring: return "ring";

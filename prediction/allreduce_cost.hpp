@@ -11,6 +11,20 @@ namespace ddpscale {
 
 class AllreduceCostModel;
 
+// An allreduce curve to predict from: the study's own commbench, or one named in
+// experiments/interconnects.yaml, or a commbench.csv measured elsewhere (--allreduce).
+// time_us per message size (in place, float32 sum), measured with `ranks` ranks in one node.
+struct AllreduceCurve {
+  std::vector<double> bytes, time_us;
+  int ranks = 0;
+  std::string source;  // what the report says the curve is and where it came from
+  bool given() const { return ranks >= 2 && bytes.size() >= 2; }
+};
+
+// nccl-tests' conversion from bus bandwidth to time for an allreduce of `bytes` on `ranks`
+// ranks: algbw = busbw x n / (2(n-1)), time = bytes / algbw. busbw in GB/s (1e9 bytes/s).
+double allreduce_time_us_from_busbw(double bytes, double busbw_gbs, int ranks);
+
 // The network between nodes: either a link described by bandwidth per GPU (one NIC per GPU,
 // as on DGX-class nodes) and one-way latency, or a commbench curve measured between nodes
 // with one rank per node (measured_curve, which then replaces the two numbers).

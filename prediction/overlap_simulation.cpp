@@ -1,6 +1,7 @@
 #include "overlap_simulation.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ddpscale {
 
@@ -17,15 +18,67 @@ std::vector<double> bucket_sizes(double gradient_bytes, double first_cap_bytes, 
   return sizes;
 }
 
-OverlapTimeline simulate_overlap(const std::vector<double>& buckets, const std::vector<double>& allreduce_us,
+std::vector<SimulatedBucket> even_stream(const std::vector<double>& sizes) {
+  double total = 0;
+  for (double size : sizes) total += size;
+  std::vector<SimulatedBucket> buckets;
+  double produced = 0;
+  for (double size : sizes) {
+    produced += size;
+    buckets.push_back({size, total > 0 ? produced / total : 1.0, {}});
+  }
+  return buckets;
+}
+
+namespace {
+
+// The clock that ready times are fractions of: the recorded backward pass, or where it was
+// not measured, the last gradient's arrival.
+double recorded_backward_us(const GradientTiming& timing) {
+  if (std::isfinite(timing.backward_us) && timing.backward_us > 0) return timing.backward_us;
+  double last = 0;
+  for (const ParameterGradient& p : timing.parameters)
+    if (std::isfinite(p.ready_us)) last = std::max(last, p.ready_us);
+  return last;
+}
+
+double ready_fraction(double ready_us, double backward_us) {
+  if (!std::isfinite(ready_us) || !(backward_us > 0)) return 1.0;
+  return std::clamp(ready_us / backward_us, 0.0, 1.0);
+}
+
+}  // namespace
+
+std::vector<SimulatedBucket> recorded_buckets(const GradientTiming& timing, const BucketCaps& caps,
+                                              double wire_element_bytes) {
+  std::vector<size_t> parameter_bytes;
+  for (const ParameterGradient& p : timing.parameters)
+    parameter_bytes.push_back(static_cast<size_t>(p.elements * p.element_bytes));
+  const double backward_us = recorded_backward_us(timing);
+  std::vector<SimulatedBucket> buckets;
+  double previous_ready = 0;
+  for (const std::vector<size_t>& members : assign_buckets(parameter_bytes, caps)) {
+    SimulatedBucket bucket;
+    bucket.parameters = members;
+    bucket.ready_fraction = previous_ready;  // not before the bucket ahead of it has launched
+    for (size_t i : members) {
+      const ParameterGradient& p = timing.parameters[i];
+      const double element_bytes = wire_element_bytes > 0 ? wire_element_bytes : static_cast<double>(p.element_bytes);
+      bucket.bytes += static_cast<double>(p.elements) * element_bytes;
+      bucket.ready_fraction = std::max(bucket.ready_fraction, ready_fraction(p.ready_us, backward_us));
+    }
+    previous_ready = bucket.ready_fraction;
+    buckets.push_back(std::move(bucket));
+  }
+  return buckets;
+}
+
+OverlapTimeline simulate_overlap(const std::vector<SimulatedBucket>& buckets, const std::vector<double>& allreduce_us,
                                  double backward_us, bool overlap) {
-  double total_bytes = 0;
-  for (double b : buckets) total_bytes += b;
   OverlapTimeline timeline;
-  double produced = 0, stream_free_at = 0;
+  double stream_free_at = 0;
   for (size_t i = 0; i < buckets.size(); ++i) {
-    produced += buckets[i];
-    const double ready = overlap && total_bytes > 0 ? backward_us * produced / total_bytes : backward_us;
+    const double ready = overlap ? backward_us * buckets[i].ready_fraction : backward_us;
     const double duration = allreduce_us[i];
     stream_free_at = std::max(stream_free_at, ready) + duration;  // one stream: in order
     timeline.allreduce_total_us += duration;

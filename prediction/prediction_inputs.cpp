@@ -94,6 +94,7 @@ StudyDigest digest_from_loaded(const LoadedStudy& study) {
     c.step_us = stats_of(summary.phase_us[static_cast<size_t>(Phase::step)]);
     c.backward_us = stats_of(summary.phase_us[static_cast<size_t>(Phase::backward)]);
     c.throughput = stats_of(summary.throughput);
+    c.gradient_timing = record.gradient_timing;
     digest.configs.push_back(c);
   }
   digest.commbench_bytes = table.bytes;

@@ -31,6 +31,9 @@ std::string percent_one_decimal(double fraction) { return fixed(100 * fraction, 
 
 std::string csv_number(double value) { return std::isfinite(value) ? round_trip_text(value) : ""; }
 
+// How a prediction's buckets became ready, as predict.csv and predict.json say it.
+std::string bucket_ready_text(const Prediction& p) { return p.recorded_gradient_timing ? "recorded" : "even_stream"; }
+
 void write_value(JsonWriter& json, const std::string& name, const PredictedValue& v) {
   json.key(name).begin_object().field("point", v.point).field("low", v.interval95.low).field("high", v.interval95.high);
   json.end_object();
@@ -49,7 +52,8 @@ void write_prediction_object(JsonWriter& json, const Prediction& p) {
       .field("algorithm", p.algorithm)
       .field("allreduce_total_us", p.allreduce_total_us)
       .field("allreduce_exposed_us", p.allreduce_exposed_us)
-      .field("calibrated", p.calibrated);
+      .field("calibrated", p.calibrated)
+      .field("bucket_ready", bucket_ready_text(p));
   write_value(json, "step_us", p.step_us);
   write_value(json, "throughput", p.throughput);
   write_value(json, "speedup", p.speedup);
@@ -91,6 +95,35 @@ ReportTable break_even_table(const std::vector<Prediction>& predictions) {
   return table;
 }
 
+const char* covered_text(bool covered) { return covered ? "yes" : "**no**"; }
+
+// Leave one model out: what the calibration is worth for a model never run on N GPUs.
+std::string other_models_sentence(const ValidationSummary& s) {
+  if (s.other_models_configurations == 0)
+    return "**Other models only** (leave one model out): not made, the study measured one model on N GPUs.";
+  return "**Other models only** (calibrated by the other models' N-GPU configurations alone, leave one model out, "
+         "as a model the study never ran on N GPUs would be): median absolute error " +
+         percent_one_decimal(s.other_models_median_abs_error) + ", coverage " +
+         percent_one_decimal(s.other_models_coverage) + " of " + std::to_string(s.other_models_configurations) +
+         " configurations.";
+}
+
+// Which allreduce curve the predictions rest on, and the approximation that carries it from
+// the GPUs it was measured on to other counts.
+std::string allreduce_curve_sentence(const ScalingPrediction& result) {
+  const bool other_counts = std::any_of(result.predictions.begin(), result.predictions.end(), [&](const Prediction& p) {
+    return p.topology.ranks() != result.allreduce_curve_ranks;
+  });
+  std::string text = "Allreduce curve: " + result.allreduce_curve + ".";
+  if (other_counts)
+    text += " Carried from its " + std::to_string(result.allreduce_curve_ranks) +
+            " GPUs to other counts as a ring with the bus bandwidth held constant (busbw = algbw x 2(N-1)/N, "
+            "nccl-tests' conversion; the latency grows with the ring's 2(N-1) steps): an approximation, which "
+            "assumes the same link between every pair of GPUs at every N (an NVSwitch node, not a PCIe tree) and "
+            "does not model the algorithms NCCL may choose at larger N (tree, NVLink SHARP).";
+  return text;
+}
+
 void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result, int level) {
   const ValidationSummary& s = result.summary;
   doc.heading("Self-check against the study's own measurements", level);
@@ -103,15 +136,20 @@ void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result,
                 ", the measured mean inside the interval for " + percent_one_decimal(s.model_only_coverage) + " of " +
                 std::to_string(s.configurations) + " configurations. **Calibrated** (also the model errors of the "
                 "other N-GPU configurations, leave one out): median absolute error " +
-                percent_one_decimal(s.calibrated_median_abs_error) + ", coverage " + percent_one_decimal(s.calibrated_coverage) + ".");
+                percent_one_decimal(s.calibrated_median_abs_error) + ", coverage " + percent_one_decimal(s.calibrated_coverage) +
+                ". " + other_models_sentence(s));
   ReportTable table;
-  table.header = {"configuration", "N", "measured samples/s", "model only", "error", "in", "calibrated", "error", "in"};
-  table.right_aligned = {false, true, true, true, true, false, true, true, false};
+  table.header = {"configuration", "N",     "measured samples/s", "model only", "error", "in", "calibrated", "error",
+                  "in",            "other models only", "error", "in"};
+  table.right_aligned = {false, true, true, true, true, false, true, true, false, true, true, false};
   for (const ValidationRow& row : result.validation)
     table.rows.push_back({row.id, std::to_string(row.world_size), fixed(row.measured_throughput, 0),
                           with_interval(row.model_only.throughput, 0), percent_one_decimal(row.model_only_error),
-                          row.model_only_covered ? "yes" : "**no**", with_interval(row.calibrated.throughput, 0),
-                          percent_one_decimal(row.calibrated_error), row.calibrated_covered ? "yes" : "**no**"});
+                          covered_text(row.model_only_covered), with_interval(row.calibrated.throughput, 0),
+                          percent_one_decimal(row.calibrated_error), covered_text(row.calibrated_covered),
+                          row.other_models ? with_interval(row.other_models_calibrated.throughput, 0) : "n/a",
+                          row.other_models ? percent_one_decimal(row.other_models_error) : "n/a",
+                          row.other_models ? covered_text(row.other_models_covered) : "n/a"});
   doc.table(table);
 }
 
@@ -149,6 +187,18 @@ void add_point(PlotSeries& series, double ranks, const PredictedValue& value) {
   series.y.push_back(value.point);
   series.y_low.push_back(value.interval95.low);
   series.y_high.push_back(value.interval95.high);
+}
+
+// How the predictions placed the gradient buckets they overlap with backward.
+std::string bucket_placement_text(const std::vector<Prediction>& predictions) {
+  const auto recorded = static_cast<size_t>(std::count_if(
+      predictions.begin(), predictions.end(), [](const Prediction& p) { return p.recorded_gradient_timing; }));
+  const std::string placed = "placed as the reducer places them, each ready when its recorded gradients were";
+  const std::string even = "cut from one even stream of gradients over backward (no per-layer timing recorded)";
+  if (recorded == predictions.size()) return "Buckets: " + placed + ".";
+  if (recorded == 0) return "Buckets: " + even + ".";
+  return "Buckets: " + placed + " in " + std::to_string(recorded) + " of " + std::to_string(predictions.size()) +
+         " predictions; the others " + even + ".";
 }
 
 }  // namespace
@@ -201,10 +251,12 @@ void add_prediction_blocks(ReportDocument& doc, const ScalingPrediction& result,
                 "scaling\", says what it covers and what it does not).");
   add_validation_blocks(doc, result, heading_level);
   doc.heading("Predictions", heading_level);
+  doc.paragraph(allreduce_curve_sentence(result));
   doc.paragraph("Allreduce curve interpolation error (log sd): " + fixed(result.allreduce_log_sd, 3) +
                 "; calibrated by " + std::to_string(result.calibration_configurations) +
                 " measured N-GPU configurations" +
                 (options.network.given() ? "; network between nodes: " + options.network.text : std::string()) + ".");
+  doc.paragraph(bucket_placement_text(result.predictions));
   doc.table(predictions_table(result));
   if (add_plot) {
     for (const auto& [plot, caption] : prediction_plots(result)) add_plot(plot, caption);
@@ -223,14 +275,14 @@ std::string prediction_csv(const ScalingPrediction& result) {
   std::ostringstream csv;
   csv << "model,parameters,scaling,exec,batch_per_rank,global_batch,nodes,gpus_per_node,algorithm,allreduce_total_us,"
          "allreduce_exposed_us,step_us,step_us_low,step_us_high,samples_per_s,samples_per_s_low,samples_per_s_high,"
-         "speedup,speedup_low,speedup_high,efficiency,efficiency_low,efficiency_high,calibrated\n";
+         "speedup,speedup_low,speedup_high,efficiency,efficiency_low,efficiency_high,calibrated,bucket_ready\n";
   for (const Prediction& p : result.predictions) {
     csv << p.model << "," << p.parameters << "," << p.scaling << "," << p.exec << "," << p.batch_per_rank << ","
         << p.global_batch << "," << p.topology.nodes << "," << p.topology.gpus_per_node << "," << p.algorithm << ","
         << csv_number(p.allreduce_total_us) << "," << csv_number(p.allreduce_exposed_us);
     for (const PredictedValue* v : {&p.step_us, &p.throughput, &p.speedup, &p.efficiency})
       csv << "," << csv_number(v->point) << "," << csv_number(v->interval95.low) << "," << csv_number(v->interval95.high);
-    csv << "," << (p.calibrated ? "true" : "false") << "\n";
+    csv << "," << (p.calibrated ? "true" : "false") << "," << bucket_ready_text(p) << "\n";
   }
   return csv.str();
 }
@@ -239,15 +291,24 @@ std::string validation_csv(const ScalingPrediction& result) {
   std::ostringstream csv;
   csv << "id,model,exec,parameters,batch_per_rank,world_size,measured_samples_per_s,model_only,model_only_low,"
          "model_only_high,model_only_error,model_only_covered,calibrated,calibrated_low,calibrated_high,"
-         "calibrated_error,calibrated_covered\n";
-  for (const ValidationRow& r : result.validation)
+         "calibrated_error,calibrated_covered,other_models,other_models_low,other_models_high,other_models_error,"
+         "other_models_covered\n";
+  for (const ValidationRow& r : result.validation) {
     csv << r.id << "," << r.model << "," << r.exec << "," << r.parameters << "," << r.batch_per_rank << ","
         << r.world_size << "," << csv_number(r.measured_throughput) << "," << csv_number(r.model_only.throughput.point)
         << "," << csv_number(r.model_only.throughput.interval95.low) << ","
         << csv_number(r.model_only.throughput.interval95.high) << "," << csv_number(r.model_only_error) << ","
         << (r.model_only_covered ? "true" : "false") << "," << csv_number(r.calibrated.throughput.point) << ","
         << csv_number(r.calibrated.throughput.interval95.low) << "," << csv_number(r.calibrated.throughput.interval95.high)
-        << "," << csv_number(r.calibrated_error) << "," << (r.calibrated_covered ? "true" : "false") << "\n";
+        << "," << csv_number(r.calibrated_error) << "," << (r.calibrated_covered ? "true" : "false");
+    if (r.other_models)
+      csv << "," << csv_number(r.other_models_calibrated.throughput.point) << ","
+          << csv_number(r.other_models_calibrated.throughput.interval95.low) << ","
+          << csv_number(r.other_models_calibrated.throughput.interval95.high) << "," << csv_number(r.other_models_error)
+          << "," << (r.other_models_covered ? "true" : "false") << "\n";
+    else
+      csv << ",,,,,\n";
+  }
   return csv.str();
 }
 
@@ -255,6 +316,7 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
   JsonWriter json;
   json.begin_object().field("source", source).field("network", options.network.text);
   json.field("allreduce_log_sd", result.allreduce_log_sd);
+  json.field("allreduce_curve", result.allreduce_curve).field("allreduce_curve_gpus", result.allreduce_curve_ranks);
   json.key("validation_summary")
       .begin_object()
       .field("configurations", static_cast<int64_t>(result.summary.configurations))
@@ -262,6 +324,9 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
       .field("model_only_coverage", result.summary.model_only_coverage)
       .field("calibrated_median_abs_error", result.summary.calibrated_median_abs_error)
       .field("calibrated_coverage", result.summary.calibrated_coverage)
+      .field("other_models_configurations", static_cast<int64_t>(result.summary.other_models_configurations))
+      .field("other_models_median_abs_error", result.summary.other_models_median_abs_error)
+      .field("other_models_coverage", result.summary.other_models_coverage)
       .end_object();
   json.key("predictions").begin_array();
   for (const Prediction& p : result.predictions) write_prediction_object(json, p);
@@ -271,6 +336,8 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
     json.begin_object().field("id", r.id).field("measured_samples_per_s", r.measured_throughput);
     json.field("model_only_error", r.model_only_error).field("model_only_covered", r.model_only_covered);
     json.field("calibrated_error", r.calibrated_error).field("calibrated_covered", r.calibrated_covered);
+    if (r.other_models)
+      json.field("other_models_error", r.other_models_error).field("other_models_covered", r.other_models_covered);
     json.key("model_only");
     write_prediction_object(json, r.model_only);
     json.key("calibrated");

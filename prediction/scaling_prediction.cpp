@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <stdexcept>
 
 #include "overlap_simulation.hpp"
 #include "study_analysis.hpp"
@@ -29,6 +30,18 @@ double standard_error(const PhaseStats& s) {
 
 double value_or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
 
+// The buckets whose allreduces a prediction overlaps with backward: placed as the reducer
+// places them from the recorded gradient timing where the study has it, else cut from one
+// even stream of gradients. Sizes as they travel: 2 bytes an element with a bfloat16
+// allreduce, else the parameters' own (4 for float32; the even stream assumes float32).
+std::vector<SimulatedBucket> planned_buckets(const ConfigParams& params, const GradientTiming& timing,
+                                             double first_bucket_mb) {
+  const bool bfloat16 = params.allreduce_dtype == "bfloat16";
+  if (timing.recorded()) return recorded_buckets(timing, {first_bucket_mb, params.bucket_mb}, bfloat16 ? 2.0 : 0.0);
+  const double gradient_bytes = static_cast<double>(params.parameters) * (bfloat16 ? 2.0 : 4.0);
+  return even_stream(bucket_sizes(gradient_bytes, first_bucket_mb * kMiB, params.bucket_mb * kMiB));
+}
+
 // The measured configurations a prediction starts from: `base`, the 1-GPU configuration
 // whose speedup is predicted, and `compute`, the 1-GPU configuration that did one rank's
 // share of the work (the same under weak scaling; the batch split N ways under strong).
@@ -39,10 +52,10 @@ struct Starting {
 
 class Predictor {
  public:
-  Predictor(const StudyDigest& study, const PredictOptions& options)
+  Predictor(const StudyDigest& study, const PredictOptions& options, const AllreduceCurve& curve)
       : study_(study),
         options_(options),
-        allreduce_(study.commbench_bytes, study.commbench_time_us, study.commbench_ranks),
+        allreduce_(curve.bytes, curve.time_us, curve.ranks),
         log_sd_(allreduce_.interpolation_log_sd()) {
     for (const MeasuredConfig& c : study_.configs)
       if (c.params.world_size == 1) one_gpu_.emplace(twin_key(c.params), &c);
@@ -83,13 +96,19 @@ class Predictor {
     p.global_batch = compute.params.batch_per_rank * ranks;
     p.calibrated = !relative_errors.empty();
 
-    const double bytes_per_gradient = base.params.allreduce_dtype == "bfloat16" ? 2.0 : 4.0;
-    const auto buckets = bucket_sizes(static_cast<double>(base.params.parameters) * bytes_per_gradient,
-                                      options_.first_bucket_mb * kMiB, base.params.bucket_mb * kMiB);
+    // The timing of the configuration whose backward is simulated; its 1-GPU base's where
+    // that one is interpolated from batches without it.
+    const GradientTiming& timing = compute.gradient_timing.recorded() ? compute.gradient_timing : base.gradient_timing;
+    const std::vector<SimulatedBucket> buckets = planned_buckets(base.params, timing, options_.first_bucket_mb);
+    p.recorded_gradient_timing = timing.recorded();
     const bool overlap = base.params.overlap;
     // The buckets' allreduce times, once: every draw scales them by one factor.
     std::vector<double> bucket_us, drawn_us(buckets.size());
-    for (double bytes : buckets) bucket_us.push_back(allreduce_.cost(bytes, topology, options_.network).time_us);
+    double largest_bucket_bytes = 0;
+    for (const SimulatedBucket& bucket : buckets) {
+      bucket_us.push_back(allreduce_.cost(bucket.bytes, topology, options_.network).time_us);
+      largest_bucket_bytes = std::max(largest_bucket_bytes, bucket.bytes);
+    }
     auto exposed = [&](double backward_us, double allreduce_factor, OverlapTimeline* timeline) {
       for (size_t i = 0; i < buckets.size(); ++i) drawn_us[i] = bucket_us[i] * allreduce_factor;
       const OverlapTimeline t = simulate_overlap(buckets, drawn_us, backward_us, overlap);
@@ -106,8 +125,7 @@ class Predictor {
     p.allreduce_total_us = timeline.allreduce_total_us;
     p.allreduce_exposed_us = timeline.allreduce_exposed_us;
     if (!buckets.empty())
-      p.algorithm = algorithm_name(
-          allreduce_.cost(*std::max_element(buckets.begin(), buckets.end()), topology, options_.network).algorithm);
+      p.algorithm = algorithm_name(allreduce_.cost(largest_bucket_bytes, topology, options_.network).algorithm);
 
     // Samples per second of `ranks` ranks that each take step_us, as the measured 1-GPU
     // throughput relates to its step (wall time includes what step medians leave out).
@@ -229,13 +247,68 @@ std::vector<MeasuredPair> measured_pairs(const StudyDigest& study, const Predict
   return pairs;
 }
 
+// Says plainly which 1-GPU configurations' buckets were placed as an even stream, and why.
+void note_even_stream(const StudyDigest& study, std::vector<std::string>& notes) {
+  std::vector<std::string> without;
+  size_t one_gpu = 0;
+  for (const MeasuredConfig& c : study.configs) {
+    if (c.params.world_size != 1) continue;
+    ++one_gpu;
+    if (!c.gradient_timing.recorded()) without.push_back(c.id);
+  }
+  if (without.empty()) return;
+  std::string listed;
+  for (const std::string& id : without) listed += (listed.empty() ? "" : ", ") + id;
+  const std::string which = without.size() == one_gpu ? "the study's 1-GPU configurations" : listed;
+  notes.push_back("No per-layer gradient timing recorded for " + which +
+                  " (studies measured before it was recorded, or a report folder, whose summary.csv does not carry "
+                  "it): their buckets are taken as one even stream of gradients over backward, not placed as the "
+                  "reducer places them, which understates the exposed allreduce of a model whose largest layer's "
+                  "gradient comes last");
+}
+
+// The model errors of the measured configurations at `world_size` other than pairs[skip],
+// and, with other_models_only, other than those of pairs[skip]'s model.
+std::vector<double> errors_of_others(const std::vector<MeasuredPair>& pairs, const std::vector<double>& errors,
+                                     size_t skip, bool other_models_only) {
+  const ConfigParams& own = pairs[skip].n_gpu->params;
+  std::vector<double> others;
+  for (size_t j = 0; j < pairs.size(); ++j) {
+    const ConfigParams& p = pairs[j].n_gpu->params;
+    if (j == skip || p.world_size != own.world_size) continue;
+    if (other_models_only && p.model == own.model) continue;
+    others.push_back(errors[j]);
+  }
+  return others;
+}
+
+// Fraction of `flags` that are true; NaN for none.
+double fraction_true(const std::vector<bool>& flags) {
+  if (flags.empty()) return kNaN;
+  return static_cast<double>(std::count(flags.begin(), flags.end(), true)) / static_cast<double>(flags.size());
+}
+
 }  // namespace
+
+AllreduceCurve allreduce_curve_of(const StudyDigest& study, const PredictOptions& options) {
+  if (options.allreduce.given()) return options.allreduce;
+  AllreduceCurve own{study.commbench_bytes, study.commbench_time_us, study.commbench_ranks, ""};
+  own.source = "the study's own commbench, measured on " + std::to_string(study.commbench_ranks) + " GPUs";
+  return own;
+}
 
 ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions& options) {
   ScalingPrediction result;
-  const Predictor predictor(study, options);
+  const AllreduceCurve curve = allreduce_curve_of(study, options);
+  if (!curve.given())
+    throw std::invalid_argument("no allreduce curve to predict from: the study has none and none was given "
+                                "(--allreduce NAME or FILE.csv)");
+  const Predictor predictor(study, options, curve);
   result.allreduce_log_sd = predictor.allreduce_log_sd();
+  result.allreduce_curve = curve.source;
+  result.allreduce_curve_ranks = curve.ranks;
   const auto pairs = measured_pairs(study, predictor, result.notes);
+  note_even_stream(study, result.notes);
 
   // Model-only predictions of the measured configurations, and their errors in step time.
   std::vector<Prediction> model_only;
@@ -247,14 +320,14 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   }
   result.calibration_configurations = errors.size();
 
-  // Each measured configuration again, calibrated by the others' errors (leave one out).
-  std::vector<double> model_only_errors, calibrated_errors;
-  size_t model_only_hits = 0, calibrated_hits = 0;
+  // Each measured configuration again, calibrated by the others' errors (leave one out), and
+  // by the other models' errors only (leave one model out).
+  std::vector<double> model_only_errors, calibrated_errors, other_models_errors;
+  std::vector<bool> model_only_hits, calibrated_hits, other_models_hits;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const MeasuredConfig& n_gpu = *pairs[i].n_gpu;
-    std::vector<double> others;
-    for (size_t j = 0; j < pairs.size(); ++j)
-      if (j != i && pairs[j].n_gpu->params.world_size == n_gpu.params.world_size) others.push_back(errors[j]);
+    const std::vector<double> others = errors_of_others(pairs, errors, i, false);
+    const std::vector<double> other_models = errors_of_others(pairs, errors, i, true);
     ValidationRow row;
     row.id = n_gpu.id;
     row.model = n_gpu.params.model;
@@ -271,8 +344,16 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
     row.calibrated_covered = inside(row.measured_throughput, row.calibrated.throughput.interval95);
     model_only_errors.push_back(row.model_only_error);
     calibrated_errors.push_back(row.calibrated_error);
-    model_only_hits += row.model_only_covered;
-    calibrated_hits += row.calibrated_covered;
+    model_only_hits.push_back(row.model_only_covered);
+    calibrated_hits.push_back(row.calibrated_covered);
+    if (!other_models.empty()) {
+      row.other_models = true;
+      row.other_models_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, other_models);
+      row.other_models_error = row.other_models_calibrated.throughput.point / row.measured_throughput - 1;
+      row.other_models_covered = inside(row.measured_throughput, row.other_models_calibrated.throughput.interval95);
+      other_models_errors.push_back(row.other_models_error);
+      other_models_hits.push_back(row.other_models_covered);
+    }
     result.validation.push_back(row);
   }
   ValidationSummary& s = result.summary;
@@ -280,8 +361,13 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   if (!pairs.empty()) {
     s.model_only_median_abs_error = median_abs(model_only_errors);
     s.calibrated_median_abs_error = median_abs(calibrated_errors);
-    s.model_only_coverage = static_cast<double>(model_only_hits) / static_cast<double>(pairs.size());
-    s.calibrated_coverage = static_cast<double>(calibrated_hits) / static_cast<double>(pairs.size());
+    s.model_only_coverage = fraction_true(model_only_hits);
+    s.calibrated_coverage = fraction_true(calibrated_hits);
+  }
+  s.other_models_configurations = other_models_errors.size();
+  if (!other_models_errors.empty()) {
+    s.other_models_median_abs_error = median_abs(other_models_errors);
+    s.other_models_coverage = fraction_true(other_models_hits);
   }
 
   // Forward: every 1-GPU configuration at every target, calibrated by all measured errors.

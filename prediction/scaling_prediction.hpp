@@ -25,6 +25,8 @@ struct MeasuredConfig {
   std::string id;
   ConfigParams params;
   PhaseStats step_us, backward_us, throughput;  // throughput: samples per second
+  // When each gradient became ready in backward (not recorded: the even stream stands in).
+  GradientTiming gradient_timing;
 };
 
 struct StudyDigest {
@@ -36,6 +38,7 @@ struct StudyDigest {
 struct PredictOptions {
   std::vector<Topology> targets;  // where to predict
   NetworkProfile network;         // between nodes (needed when a target has nodes > 1)
+  AllreduceCurve allreduce;       // given (--allreduce): replaces the study's own commbench curve
   double first_bucket_mb = 1.0;   // the engine's default (not stored with a study)
   int draws = 4000;               // Monte Carlo draws per prediction
   uint64_t seed = 20261123;       // fixed: the same study gives the same intervals
@@ -54,6 +57,9 @@ struct Prediction {
   std::string scaling, exec;
   Topology topology;
   std::string algorithm;          // of the largest bucket's allreduce
+  // Buckets placed as the reducer places them, ready when their recorded gradients were;
+  // false: one even stream of gradients over backward (the study recorded no timing).
+  bool recorded_gradient_timing = false;
   double allreduce_total_us = kNaN, allreduce_exposed_us = kNaN;  // point estimates
   PredictedValue step_us, throughput, speedup, efficiency;
   bool calibrated = false;        // the model error of the study's N-GPU runs is included
@@ -67,14 +73,21 @@ struct ValidationRow {
   double measured_throughput = kNaN;
   Prediction model_only;   // from its 1-GPU twin and the allreduce curve only
   Prediction calibrated;   // also the other N-GPU configurations' model errors (leave one out)
-  double model_only_error = kNaN, calibrated_error = kNaN;  // relative, of the mean throughput
-  bool model_only_covered = false, calibrated_covered = false;
+  // Calibrated by the other models' configurations only (leave one model out): how well the
+  // calibration carries to a model the study never ran on N GPUs. Not made (other_models
+  // false) when no other model was measured at the same N.
+  bool other_models = false;
+  Prediction other_models_calibrated;
+  double model_only_error = kNaN, calibrated_error = kNaN, other_models_error = kNaN;  // relative, of the mean throughput
+  bool model_only_covered = false, calibrated_covered = false, other_models_covered = false;
 };
 
 struct ValidationSummary {
   size_t configurations = 0;
   double model_only_median_abs_error = kNaN, calibrated_median_abs_error = kNaN;
   double model_only_coverage = kNaN, calibrated_coverage = kNaN;  // fraction inside the 95% interval
+  size_t other_models_configurations = 0;  // those with another model to calibrate from
+  double other_models_median_abs_error = kNaN, other_models_coverage = kNaN;
 };
 
 struct ScalingPrediction {
@@ -82,10 +95,17 @@ struct ScalingPrediction {
   std::vector<ValidationRow> validation;
   ValidationSummary summary;
   double allreduce_log_sd = 0;          // the curve's interpolation error, as used
+  std::string allreduce_curve;          // which curve, and where it came from
+  int allreduce_curve_ranks = 0;        // the GPUs it was measured on
   size_t calibration_configurations = 0;  // N-GPU configurations whose errors calibrate
   std::vector<std::string> notes;       // what was skipped and why
 };
 
+// The curve a prediction uses: options.allreduce when given, else the study's own commbench
+// (not given() when the study has none: a sweep of 1 rank measures none).
+AllreduceCurve allreduce_curve_of(const StudyDigest& study, const PredictOptions& options);
+
+// Throws std::invalid_argument when allreduce_curve_of(study, options) is not given().
 ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions& options);
 
 }  // namespace ddpscale

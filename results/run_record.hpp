@@ -2,6 +2,7 @@
 // the run store (run_store.hpp) writes and reads them, the statistics reduce them.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -112,6 +113,31 @@ struct ConfigParams {
   bool broadcast_buffers = true;
 };
 
+// One trainable parameter in the instrumented backward pass of GradientTiming.
+struct ParameterGradient {
+  std::string name;           // as the model registers it, e.g. "layers.0.weight"
+  int64_t elements = 0;
+  int64_t element_bytes = 4;  // of the parameter's dtype: what the reducer cuts buckets by
+  // When its gradient became ready: microseconds from the start of backward to its gradient
+  // accumulator's post hook (the moment the reducer marks it ready). NaN: it got none.
+  double ready_us = std::numeric_limits<double>::quiet_NaN();
+};
+
+// When each trainable parameter's gradient became ready in backward, from one instrumented
+// step of one run (docs/methodology.md, "Gradient timing"), on the group's rank 0. The
+// predictor places buckets by it; empty where not recorded (files written before it existed).
+struct GradientTiming {
+  std::vector<ParameterGradient> parameters;  // in registration order
+  double backward_us = std::numeric_limits<double>::quiet_NaN();  // that backward pass, start to end, same clock
+  // "cuda_event": CUDA events on the compute stream (device time); "host": the host's steady clock.
+  std::string clock;
+  // Which step was instrumented: "last_warmup" (the last eager warm-up step of run `run`) or
+  // "after_measured" (an extra step after the measured ones, where there is no warm-up).
+  std::string step;
+  int run = 0;
+  bool recorded() const { return !parameters.empty(); }
+};
+
 struct ConfigRecord {
   std::string id;  // stable name derived from the parameters, also the file name stem
   ConfigParams params;
@@ -124,6 +150,7 @@ struct ConfigRecord {
   // Empty for files written before these were stored.
   std::string git_commit;
   std::string finished_utc;
+  GradientTiming gradient_timing;
 };
 
 // Facts about the machine and software that produced a study.

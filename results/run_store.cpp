@@ -335,6 +335,56 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Gradient timing: group /gradient_timing, one entry per trainable parameter in
+// registration order (docs/hdf5-schema.md). Optional: absent where not recorded.
+
+constexpr const char* kGradientTimingGroup = "gradient_timing";
+
+void write_gradient_timing(const H5Io& io, hid_t file, const GradientTiming& timing) {
+  std::vector<std::string> names;
+  std::vector<int64_t> elements, element_bytes;
+  std::vector<double> ready_us;
+  for (const ParameterGradient& p : timing.parameters) {
+    names.push_back(p.name);
+    elements.push_back(p.elements);
+    element_bytes.push_back(p.element_bytes);
+    ready_us.push_back(p.ready_us);
+  }
+  H5Group g = io.create_group(file, kGradientTimingGroup);
+  io.put_string(g.get(), "clock", timing.clock);
+  io.put_string(g.get(), "step", timing.step);
+  io.put_int(g.get(), "run", timing.run);
+  io.put_double(g.get(), "backward_us", timing.backward_us);
+  io.put_string_list(g.get(), "names", names);
+  io.put_ints(g.get(), "elements", elements);
+  io.put_ints(g.get(), "element_bytes", element_bytes);
+  io.put_doubles(g.get(), "ready_us", ready_us);
+}
+
+// Empty (not recorded) for files written before gradient timing existed; schema version 1.
+GradientTiming read_gradient_timing(const H5Io& io, hid_t file) {
+  GradientTiming timing;
+  if (!io.has_link(file, kGradientTimingGroup)) return timing;
+  H5Group g = io.open_group(file, kGradientTimingGroup);
+  timing.clock = io.get_string(g.get(), "clock");
+  timing.step = io.get_string(g.get(), "step");
+  timing.run = static_cast<int>(io.get_int(g.get(), "run"));
+  timing.backward_us = io.get_double(g.get(), "backward_us");
+  const std::vector<std::string> names = io.get_string_list(g.get(), "names");
+  const long count = static_cast<long>(names.size());
+  const auto elements = io.get_ints(g.get(), "elements", count);
+  const auto element_bytes = io.get_ints(g.get(), "element_bytes", count);
+  const auto ready_us = io.get_doubles(g.get(), "ready_us", count);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (elements[i] < 0 || element_bytes[i] <= 0)
+      throw io.error("gradient_timing: parameter '" + names[i] + "' has " + std::to_string(elements[i]) +
+                     " elements of " + std::to_string(element_bytes[i]) + " bytes");
+    timing.parameters.push_back({names[i], elements[i], element_bytes[i], ready_us[i]});
+  }
+  return timing;
+}
+
+// ---------------------------------------------------------------------------------------
 // Study metadata: attributes of group /metadata, one per row of kMetadataFields; commbench:
 // parallel datasets in /commbench.
 
@@ -407,6 +457,8 @@ std::vector<ConfigRecord> merge_launches(std::vector<ConfigRecord> records) {
     }
     ConfigRecord& into = merged[it->second];
     for (RunRecord& run : record.runs) into.runs.push_back(std::move(run));
+    // Each launch records its own; the first one recorded stands for the configuration.
+    if (!into.gradient_timing.recorded()) into.gradient_timing = std::move(record.gradient_timing);
     into.launches = std::max(into.launches, record.launches);
     // The newest launch names the build and the time the configuration was complete.
     if (record.finished_utc > into.finished_utc) {
@@ -431,6 +483,7 @@ void write_config(const std::string& dir, const ConfigRecord& record) {
     io.put_int(file, "launch", record.launch);
     io.put_int(file, "launches", record.launches);
     write_params(io, file, record.params);
+    if (record.gradient_timing.recorded()) write_gradient_timing(io, file, record.gradient_timing);
     H5Group runs = io.create_group(file, "runs");
     for (const auto& run : record.runs) write_run(io, runs.get(), run);
   });
@@ -452,6 +505,7 @@ ConfigRecord read_config(const std::string& path) {
                      " is out of range");
   }
   record.params = read_params(io, file.get());
+  record.gradient_timing = read_gradient_timing(io, file.get());
   H5Group runs = io.open_group(file.get(), "runs");
   for (const auto& name : io.member_names(runs.get())) record.runs.push_back(read_run(io, runs.get(), name));
   // Group names sort as text; run_10000 would land between run_1000 and run_1001.

@@ -76,7 +76,13 @@ def resume_with_changed_spec(run, work_dir):
 def predict_on_one_rank_study(run, work_dir):
     result = run(["predict", "one-rank", "--out", "predict-one"])
     check(result.returncode == 2 and "measured 1 rank only" in result.stderr and "world_sizes: [1, 2]" in result.stderr
-          and "--no-commbench" not in result.stderr, f"predict on a 1-rank study: {result.stderr!r}")
+          and "--no-commbench" not in result.stderr and "--allreduce NAME" in result.stderr
+          and "h100-nvlink-2gpu" in result.stderr, f"predict on a 1-rank study: {result.stderr!r}")
+    # The other fix: a named allreduce curve predicts the 1-rank study as it is.
+    named = run(["predict", "one-rank", "--gpus", "2,4,8", "--allreduce", "h100-nvlink-2gpu", "--no-plots",
+                 "--out", "predict-one-named"])
+    check(named.returncode == 0 and "h100-nvlink-2gpu" in named.stderr,
+          f"predict --allreduce h100-nvlink-2gpu on the 1-rank study: {named.stderr[-300:]!r}")
     spec = os.path.join(work_dir, "two-ranks.yaml")  # the fix: 1 and N ranks
     write(spec, SPEC.format(name="two", worlds="[1, 2]", runs=2))
     swept = run(["sweep", spec, "--out", "two-ranks"], ranks=2)

@@ -1,7 +1,8 @@
-# Predicted scaling (prediction/): unit tests of the allreduce cost model, the overlap
-# simulation, the report-folder input and the interval's coverage on simulated studies.
+# Predicted scaling (prediction/): unit tests of the allreduce cost model, the named allreduce
+# curves (experiments/interconnects.yaml), the overlap simulation, the report-folder input, the
+# interval's coverage on simulated studies and the leave-one-model-out self-check.
 set(DDPSCALE_TEST_LIBS ddpscale_prediction)
-ddpscale_unit_test(test_prediction test_prediction.cpp)
+ddpscale_unit_test(test_prediction test_prediction.cpp test_interconnect_curves.cpp)
 # For the repository's experiments/networks.yaml.
 target_compile_definitions(test_prediction PRIVATE DDPSCALE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
@@ -38,4 +39,38 @@ add_test(NAME report_predict_bad_key
          COMMAND $<TARGET_FILE:ddpscale> report ${CMAKE_SOURCE_DIR}/docs/results/h200x2/seed-study --predict "gpus=4;speed=9"
                  --out ${CMAKE_BINARY_DIR}/report-unused)
 set_tests_properties(report_predict_bad_key PROPERTIES LABELS "predict" PASS_REGULAR_EXPRESSION
-                     "--predict: unknown key 'speed' \\(gpus, nodes, gpus-per-node, network, networks, network-commbench, draws\\)")
+                     "--predict: unknown key 'speed' \\(gpus, nodes, gpus-per-node, network, networks, network-commbench, allreduce, interconnects, draws\\)")
+
+# A study of one rank (tests/specs/one-gpu.yaml, started without mpirun as a one-GPU user
+# starts it) has no allreduce curve of its own: predicted to 2, 4 and 8 GPUs from a named
+# curve (experiments/interconnects.yaml) and from a commbench.csv, in predict and in the
+# report; tests/check_allreduce_prediction.py recomputes each allreduce time from the curve.
+# Without --allreduce the error says why the study has no curve and names the curves.
+set(ddpscale_one_gpu ${CMAKE_BINARY_DIR}/studies/one-gpu)
+set(ddpscale_h100_curve ${PROJECT_SOURCE_DIR}/docs/results/h100x2/seed-study/commbench.csv)
+set(ddpscale_interconnects ${PROJECT_SOURCE_DIR}/experiments/interconnects.yaml)
+add_test(NAME predict_one_gpu_study_sweep
+         COMMAND sh -c "rm -rf ${ddpscale_one_gpu} && $<TARGET_FILE:ddpscale> sweep ${CMAKE_CURRENT_SOURCE_DIR}/specs/one-gpu.yaml --out ${ddpscale_one_gpu}")
+set_tests_properties(predict_one_gpu_study_sweep PROPERTIES LABELS "study;predict" FIXTURES_SETUP one_gpu_study
+                     TIMEOUT 300 RUN_SERIAL TRUE ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+add_test(NAME predict_one_gpu_named_curve
+         COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-named
+$<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce h100-nvlink-2gpu --interconnects ${ddpscale_interconnects} --draws 500 --no-plots --out ${ddpscale_one_gpu}-named
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one_gpu}-named ${ddpscale_h100_curve} 2,4,8 'h100-nvlink-2gpu: 2x NVIDIA H100 80GB HBM3 in one node'")
+set_tests_properties(predict_one_gpu_named_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 120)
+add_test(NAME predict_one_gpu_csv_curve
+         COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-csv
+$<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce ${ddpscale_h100_curve} --draws 500 --no-plots --out ${ddpscale_one_gpu}-csv
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one_gpu}-csv ${ddpscale_h100_curve} 2,4,8 'commbench.csv measured on 2 GPUs (${ddpscale_h100_curve})'")
+set_tests_properties(predict_one_gpu_csv_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 120)
+add_test(NAME report_predict_one_gpu_named_curve
+         COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-report
+$<TARGET_FILE:ddpscale> report ${ddpscale_one_gpu} --no-plots --out ${ddpscale_one_gpu}-report --predict 'gpus=2,4,8;allreduce=h100-nvlink-2gpu;interconnects=${ddpscale_interconnects};draws=500'
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one_gpu}-report ${ddpscale_h100_curve} 2,4,8 'h100-nvlink-2gpu: 2x NVIDIA H100 80GB HBM3 in one node'")
+set_tests_properties(report_predict_one_gpu_named_curve PROPERTIES LABELS "predict;report" FIXTURES_REQUIRED one_gpu_study
+                     TIMEOUT 120)
+add_test(NAME predict_one_gpu_without_curve
+         COMMAND $<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --interconnects ${ddpscale_interconnects}
+                 --out ${CMAKE_BINARY_DIR}/predict-unused)
+set_tests_properties(predict_one_gpu_without_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "one-gpu measured 1 rank only, and a sweep measures the allreduce curve only on 2 or more ranks, so the study has none to predict the communication from: give one with --allreduce NAME \\(in [^ ]*interconnects.yaml: h200-nvlink-2gpu, h100-nvlink-2gpu\\) or --allreduce FILE.csv")

@@ -45,6 +45,23 @@ add_test(NAME sweep_launches
 set_tests_properties(sweep_launches PROPERTIES LABELS "mpi;study"
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
+# Per-layer gradient timing: a 2-rank sweep of mlp-medium on 1 and 2 ranks
+# (tests/specs/gradient-timing.yaml) writes /gradient_timing into each configuration file:
+# its 8 parameters, their elements adding up to the model's, ready times within backward,
+# the last layer's gradients ready before the first layer's.
+add_test(NAME sweep_gradient_timing
+         COMMAND bash -c [=[
+set -u
+bin="$1" spec="$2" out="$3" check="$4"; shift 4
+rm -rf "$out" && mkdir -p "$(dirname "$out")"
+"$@" -np 2 "$bin" sweep "$spec" --out "$out" --no-commbench > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
+"$DDPSCALE_H5PY_PYTHON" "$check" "$out"
+]=] sweep_gradient_timing $<TARGET_FILE:ddpscale> ${CMAKE_CURRENT_SOURCE_DIR}/specs/gradient-timing.yaml
+                 ${ddpscale_studies_dir}/gradient-timing ${CMAKE_CURRENT_SOURCE_DIR}/check_gradient_timing.py
+                 ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_gradient_timing PROPERTIES LABELS "mpi;study" ENVIRONMENT "${ddpscale_sweep_env}"
+                     TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
 # A progress line at least every 10 s: a configuration that runs longer is named while it
 # runs, before its stored line.
 add_test(NAME sweep_heartbeat

@@ -212,8 +212,9 @@ TEST(OverlapSimulation, BucketsFillFirstCapThenFullCapsThenTheRest) {
   EXPECT_TRUE(bucket_sizes(0, 1, 4).empty());
 }
 
-// Four buckets of 100 bytes over a 1000 us backward: ready at 250, 500, 750 and 1000 us.
-std::vector<double> four_buckets() { return {100, 100, 100, 100}; }
+// Four buckets of 100 bytes from an even stream over a 1000 us backward: ready at 250, 500,
+// 750 and 1000 us.
+std::vector<SimulatedBucket> four_buckets() { return even_stream({100, 100, 100, 100}); }
 
 TEST(OverlapSimulation, WithoutOverlapEverythingIsExposed) {
   const OverlapTimeline t = simulate_overlap(four_buckets(), {50, 50, 50, 50}, 1000, false);
@@ -235,6 +236,140 @@ TEST(OverlapSimulation, SlowAllreducesQueueBehindEachOther) {
   const OverlapTimeline t = simulate_overlap(four_buckets(), {400, 400, 400, 400}, 1000, true);
   EXPECT_DOUBLE_EQ(t.allreduce_total_us, 1600);
   EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 850);
+}
+
+// ---- Buckets placed from recorded gradient timing ------------------------------------
+//
+// A 3-layer MLP, float32, registered fc1, fc2, fc3 (weight, then bias):
+//   index  parameter   elements  bytes      ready (us after backward started)
+//   0      fc1.weight  786432    3145728    950   the first layer's gradient comes last
+//   1      fc1.bias    768       3072       800
+//   2      fc2.weight  393216    1572864    450
+//   3      fc2.bias    512       2048       400
+//   4      fc3.weight  196608    786432     120
+//   5      fc3.bias    384       1536       100
+// 1,377,920 parameters, 5,511,680 bytes; the backward pass took 1000 us.
+//
+// Buckets as the reducer fills them, in reverse registration order, the first capped at
+// 1 MiB (1,048,576 bytes), the others at 2 MiB (2,097,152):
+//   bucket 0: #5 (1536), #4 (787968 in all), #3 (790016); #2 would make 2,362,880 > 1 MiB
+//   bucket 1: #2 (1572864), #1 (1575936); #0 would make 4,721,664 > 2 MiB
+//   bucket 2: #0 alone (3,145,728, larger than any cap)
+// Each ready when its last gradient is: bucket 0 at max(100, 120, 400) = 400 us, bucket 1 at
+// max(450, 800) = 800 us, bucket 2 at 950 us.
+//
+// Allreduce cost: the curve (4096 B, 1 us), (4 MiB, 1024 us) measured on 2 ranks is 1 us
+// per 4096 bytes, exactly, in log-log interpolation; on the same 2 ranks the ring is the
+// curve. Bucket 0: 790016 / 4096 = 192.875 us, bucket 1: 1575936 / 4096 = 384.75 us,
+// bucket 2: 3145728 / 4096 = 768 us.
+// One stream, in order: bucket 0 runs 400 - 592.875; bucket 1 800 - 1184.75; bucket 2 is
+// ready at 950 but waits for the stream: 1184.75 - 1952.75. Backward ends at 1000, so
+// 952.75 us are exposed, of 1345.625 us in all.
+//
+// The even stream the predictor falls back to cuts 5,511,680 bytes into 1 MiB, 2 MiB,
+// 2 MiB and 268,800 bytes (256, 512, 512 and 65.625 us), ready at 1000 x their cumulative
+// share of the bytes: 190.2, 570.7 (1000 x 3145728 / 5511680), 951.2 and 1000 us. Bucket 0
+// ends at 446.2, before bucket 1 is ready; from there the stream stays busy: 570.7 + 512 +
+// 512 + 65.625 = 1660.4, so 1000 x 3145728 / 5511680 + 89.625 = 660.4 us exposed, 292 us
+// fewer than where the first layer's gradient really comes last.
+GradientTiming three_layer_mlp_timing() {
+  GradientTiming t;
+  t.clock = "host";
+  t.step = "last_warmup";
+  t.backward_us = 1000;
+  t.parameters = {{"fc1.weight", 786432, 4, 950}, {"fc1.bias", 768, 4, 800}, {"fc2.weight", 393216, 4, 450},
+                  {"fc2.bias", 512, 4, 400},      {"fc3.weight", 196608, 4, 120}, {"fc3.bias", 384, 4, 100}};
+  return t;
+}
+
+const BucketCaps kMlpCaps{1.0, 2.0};  // first_bucket_mb, bucket_mb
+
+TEST(RecordedBuckets, PlacedAsTheReducerPlacesThemAndReadyWhenTheirLastGradientIs) {
+  const auto buckets = recorded_buckets(three_layer_mlp_timing(), kMlpCaps, 0);
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0].parameters, (std::vector<size_t>{5, 4, 3}));
+  EXPECT_EQ(buckets[1].parameters, (std::vector<size_t>{2, 1}));
+  EXPECT_EQ(buckets[2].parameters, (std::vector<size_t>{0}));
+  EXPECT_DOUBLE_EQ(buckets[0].bytes, 790016);
+  EXPECT_DOUBLE_EQ(buckets[1].bytes, 1575936);
+  EXPECT_DOUBLE_EQ(buckets[2].bytes, 3145728);
+  EXPECT_DOUBLE_EQ(buckets[0].ready_fraction * 1000, 400);
+  EXPECT_DOUBLE_EQ(buckets[1].ready_fraction * 1000, 800);
+  EXPECT_DOUBLE_EQ(buckets[2].ready_fraction * 1000, 950);
+
+  const OverlapTimeline t = simulate_overlap(buckets, {192.875, 384.75, 768}, 1000, true);
+  EXPECT_DOUBLE_EQ(t.allreduce_total_us, 1345.625);
+  EXPECT_DOUBLE_EQ(t.allreduce_exposed_us, 952.75);
+}
+
+// Buckets go out in index order: with fc2.bias (bucket 0) ready at 850 us, bucket 1, whose
+// own gradients are in at 800, waits for bucket 0 and launches at 850 too.
+TEST(RecordedBuckets, ABucketLaunchesNoEarlierThanTheOneAheadOfIt) {
+  GradientTiming timing = three_layer_mlp_timing();
+  timing.parameters[3].ready_us = 850;
+  const auto buckets = recorded_buckets(timing, kMlpCaps, 0);
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(buckets[0].ready_fraction * 1000, 850);
+  EXPECT_DOUBLE_EQ(buckets[1].ready_fraction * 1000, 850);
+  EXPECT_DOUBLE_EQ(buckets[2].ready_fraction * 1000, 950);
+}
+
+// A bfloat16 allreduce sends 2 bytes an element, but the reducer cuts buckets by the
+// parameters' own float32 bytes: the same members, half the bytes on the wire.
+TEST(RecordedBuckets, Bfloat16AllreduceKeepsTheMembersAndHalvesTheBytes) {
+  const auto buckets = recorded_buckets(three_layer_mlp_timing(), kMlpCaps, 2.0);
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[1].parameters, (std::vector<size_t>{2, 1}));
+  EXPECT_DOUBLE_EQ(buckets[0].bytes, 395008);
+  EXPECT_DOUBLE_EQ(buckets[2].bytes, 1572864);
+}
+
+// The same model through predict_scaling: a 1-GPU configuration with the timing above
+// (step 3000 us, backward 1000 us) predicted on 2 GPUs with the 1 us per 4096 bytes curve.
+// Without the timing (a study written before it was recorded) the even stream stands in,
+// and a note says so.
+StudyDigest three_layer_mlp_study(bool with_timing) {
+  MeasuredConfig c;
+  c.id = "mlp3_b64_w1";
+  c.params.model = "mlp3";
+  c.params.parameters = 1377920;
+  c.params.batch_per_rank = c.params.global_batch = 64;
+  c.params.world_size = 1;
+  c.params.bucket_mb = 2;
+  c.params.overlap = true;
+  c.step_us = {3000, 0, 5};
+  c.backward_us = {1000, 0, 5};
+  c.throughput = {64 / 3000e-6, 0, 5};
+  if (with_timing) c.gradient_timing = three_layer_mlp_timing();
+  StudyDigest study;
+  study.configs.push_back(c);
+  study.commbench_bytes = {4096, 4 * kMiB};
+  study.commbench_time_us = {1, 1024};
+  study.commbench_ranks = 2;
+  return study;
+}
+
+TEST(RecordedBuckets, PredictionUsesTheRecordedTimingAndFallsBackToTheEvenStream) {
+  PredictOptions options;
+  options.targets = {{1, 2}};
+  options.draws = 100;
+  const ScalingPrediction recorded = predict_scaling(three_layer_mlp_study(true), options);
+  ASSERT_EQ(recorded.predictions.size(), 1u);
+  const Prediction& p = recorded.predictions[0];
+  EXPECT_TRUE(p.recorded_gradient_timing);
+  EXPECT_NEAR(p.allreduce_total_us, 1345.625, 1e-6);
+  EXPECT_NEAR(p.allreduce_exposed_us, 952.75, 1e-6);
+  EXPECT_NEAR(p.step_us.point, 3952.75, 1e-6);
+  EXPECT_TRUE(recorded.notes.empty());
+  EXPECT_NE(prediction_csv(recorded).find(",recorded\n"), std::string::npos);
+
+  const ScalingPrediction even = predict_scaling(three_layer_mlp_study(false), options);
+  ASSERT_EQ(even.predictions.size(), 1u);
+  EXPECT_FALSE(even.predictions[0].recorded_gradient_timing);
+  EXPECT_NEAR(even.predictions[0].allreduce_exposed_us, 1000.0 * 3145728 / 5511680 + 89.625, 1e-6);
+  ASSERT_EQ(even.notes.size(), 1u);
+  EXPECT_NE(even.notes[0].find("one even stream of gradients over backward"), std::string::npos) << even.notes[0];
+  EXPECT_NE(prediction_csv(even).find(",even_stream\n"), std::string::npos);
 }
 
 TEST(PredictionInputs, CsvFieldsWithQuotesAndCommas) {
@@ -300,7 +435,7 @@ TEST(PredictionInterval, CoversTheMeasuredMeanOfSimulatedStudies) {
   const auto buckets = bucket_sizes(4e7, kMiB, 25 * kMiB);
   std::vector<double> bucket_us;
   for (double b : buckets) bucket_us.push_back(curve.cost(b, {1, 2}, {}).time_us);
-  const double exposed = simulate_overlap(buckets, bucket_us, backward, true).allreduce_exposed_us;
+  const double exposed = simulate_overlap(even_stream(buckets), bucket_us, backward, true).allreduce_exposed_us;
   ASSERT_GT(exposed, 100.0);  // the prediction has something to predict
 
   PredictOptions options;

@@ -165,6 +165,59 @@ TEST_F(RunStore, CalibrationRoundTripsAndIsOptional) {
   EXPECT_TRUE(back.runs[0].ranks[1].calibration_device_us.empty());
 }
 
+// The per-layer gradient timing of one instrumented backward pass: every field of every
+// parameter survives, in registration order, a gradient that never arrived stays NaN; a
+// file without the group (as every file before it existed) reads as "not recorded"; and
+// merging launches keeps the first launch's record.
+TEST_F(RunStore, GradientTimingRoundTripsAndIsOptional) {
+  ConfigRecord record = testing_samples::sample_config();
+  GradientTiming& timing = record.gradient_timing;
+  timing.clock = "cuda_event";
+  timing.step = "last_warmup";
+  timing.run = 2;
+  timing.backward_us = 1234.5;
+  timing.parameters = {{"layers.0.weight", 204544, 4, 1100.25},
+                       {"layers.0.bias", 256, 2, 1090.0},
+                       {"head.weight", 12288, 4, 10.5},
+                       {"frozen_but_listed", 3, 8, std::numeric_limits<double>::quiet_NaN()}};
+  write_config(dir.string(), record);
+  const std::string path = (dir / (record.id + ".h5")).string();
+  const GradientTiming back = read_config(path).gradient_timing;
+  ASSERT_TRUE(back.recorded());
+  EXPECT_EQ(back.clock, "cuda_event");
+  EXPECT_EQ(back.step, "last_warmup");
+  EXPECT_EQ(back.run, 2);
+  EXPECT_DOUBLE_EQ(back.backward_us, 1234.5);
+  ASSERT_EQ(back.parameters.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.parameters[i].name, timing.parameters[i].name);
+    EXPECT_EQ(back.parameters[i].elements, timing.parameters[i].elements);
+    EXPECT_EQ(back.parameters[i].element_bytes, timing.parameters[i].element_bytes);
+    EXPECT_DOUBLE_EQ(back.parameters[i].ready_us, timing.parameters[i].ready_us);
+  }
+  EXPECT_EQ(back.parameters[3].name, "frozen_but_listed");
+  EXPECT_EQ(back.parameters[3].element_bytes, 8);
+  EXPECT_TRUE(std::isnan(back.parameters[3].ready_us));
+
+  // As a file from before gradient timing: the group removed.
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  EXPECT_GE(H5Ldelete(file, "gradient_timing", H5P_DEFAULT), 0);
+  H5Fclose(file);
+  const ConfigRecord old = read_config(path);
+  EXPECT_FALSE(old.gradient_timing.recorded());
+  EXPECT_EQ(old.runs.size(), 3u);  // the rest of the file reads as before
+
+  ConfigRecord first = testing_samples::sample_config(), second = first;
+  first.launches = second.launches = 2;
+  second.launch = 1;
+  for (RunRecord& run : second.runs) run.index += 3;
+  second.gradient_timing = timing;  // the first launch recorded none
+  const std::vector<ConfigRecord> merged = merge_launches({first, second});
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].gradient_timing.parameters.size(), 4u);
+}
+
 // Graph mode keeps one loss per block of replays and says so; files written before that
 // lack the attribute and read as one loss per step.
 TEST_F(RunStore, LossEveryRoundTripsAndIsOptional) {

@@ -19,7 +19,8 @@ int run_predict_command(int argc, char** argv) {
       "Predicts the step time, throughput, speedup and efficiency of every 1-GPU configuration of a study on more "
       "GPUs (--gpus) or more nodes (--nodes, --gpus-per-node, and --network or --network-commbench), with 95% "
       "prediction intervals and plots of speedup and efficiency against N, from the "
-      "study's own phase times and allreduce curve; and checks itself on the study's measured N-GPU configurations, "
+      "study's own phase times and allreduce curve (a study of 1 GPU has none: --allreduce names a measured one "
+      "or gives a commbench.csv); and checks itself on the study's measured N-GPU configurations, "
       "each predicted without its own runs. Input: a study folder (ddpscale sweep --out) or a report folder "
       "(summary.csv with commbench.csv). docs/methodology.md, \"Predicted scaling\", states the model.");
   options.add_options()
@@ -31,6 +32,7 @@ int run_predict_command(int argc, char** argv) {
   add_predict_target_options(options);
   options.parse_positional({"study"});
   options.positional_help("STUDY_OR_REPORT_DIR");
+  PredictTargetArgs target_args;
   PredictOptions predict;
   std::string input, out;
   bool with_plots = true;
@@ -41,7 +43,8 @@ int run_predict_command(int argc, char** argv) {
     input = args["study"].as<std::string>();
     out = args["out"].as<std::string>();
     with_plots = !args.count("no-plots");
-    predict = predict_options_from(predict_target_args(args));
+    target_args = predict_target_args(args);
+    predict = predict_options_from(target_args);
   } catch (const std::exception& e) {
     std::cerr << "ddpscale predict: " << e.what() << " (see ddpscale predict --help)" << std::endl;
     return 2;
@@ -49,9 +52,10 @@ int run_predict_command(int argc, char** argv) {
 
   try {
     const StudyDigest study = load_study_digest(input);
-    require_allreduce_curve(study, input);
-    std::cerr << "ddpscale predict: " << study.configs.size() << " configurations, allreduce curve of "
-              << study.commbench_bytes.size() << " sizes on " << study.commbench_ranks << " ranks; predicting..."
+    require_allreduce_curve(study, predict, target_args, input);
+    const AllreduceCurve curve = allreduce_curve_of(study, predict);
+    std::cerr << "ddpscale predict: " << study.configs.size() << " configurations; allreduce curve of "
+              << curve.bytes.size() << " sizes on " << curve.ranks << " GPUs: " << curve.source << "; predicting..."
               << std::endl;
     const ScalingPrediction result = predict_scaling(study, predict);
     const PredictionFiles files = write_prediction(result, predict, input, out, with_plots);

@@ -39,6 +39,7 @@ std::string joined(const std::vector<std::string>& inputs) {
 // The prediction `ddpscale predict` would make of the same study and targets, as the
 // report's last section; its tables beside report.md.
 struct ReportPrediction {
+  PredictTargetArgs args;  // as given, for the messages
   PredictOptions options;
   ScalingPrediction result;
   std::string source;
@@ -66,7 +67,8 @@ int run_report_command(int argc, char** argv) {
       ("no-plots", "tables only, no gnuplot")
       ("predict", "add a \"Predicted scaling\" section, as `ddpscale predict` makes it: ';'-separated keys of predict's "
                   "options, e.g. \"gpus=4,8;nodes=2,4;gpus-per-node=8;network=ib-ndr-400\" (keys: gpus, nodes, "
-                  "gpus-per-node, network, networks, network-commbench, draws; \"\" for predict's defaults)",
+                  "gpus-per-node, network, networks, network-commbench, allreduce, interconnects, draws; \"\" for "
+                  "predict's defaults)",
        cxxopts::value<std::string>())
       ("h,help", "show this help");
   options.parse_positional({"studies"});
@@ -96,9 +98,10 @@ int run_report_command(int argc, char** argv) {
       }
     }
     load.skip_bad = args.count("skip-bad") > 0;
-    if (args.count("predict"))
-      prediction = ReportPrediction{predict_options_from(parse_predict_spec(args["predict"].as<std::string>())), {},
-                                    joined(inputs)};
+    if (args.count("predict")) {
+      const PredictTargetArgs spec = parse_predict_spec(args["predict"].as<std::string>());
+      prediction = ReportPrediction{spec, predict_options_from(spec), {}, joined(inputs)};
+    }
   } catch (const std::exception& e) {
     std::cerr << "ddpscale report: " << e.what() << " (see ddpscale report --help)" << std::endl;
     return 2;
@@ -110,7 +113,7 @@ int run_report_command(int argc, char** argv) {
     const StudyAnalysis analysis = analyze_study(study.configs);
     if (prediction) {
       const StudyDigest digest = digest_from_loaded(study);
-      require_allreduce_curve(digest, prediction->source);
+      require_allreduce_curve(digest, prediction->options, prediction->args, prediction->source);
       prediction->result = predict_scaling(digest, prediction->options);
       report.extra_sections.push_back(predicted_scaling_section(*prediction));
     }

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "interconnect_curves.hpp"
 #include "launch/cli_util.hpp"
 #include "network_profiles.hpp"
 
@@ -69,15 +70,27 @@ NetworkProfile network_of(const PredictTargetArgs& args) {
   return {};
 }
 
-}  // namespace
+AllreduceCurve allreduce_curve_of(const PredictTargetArgs& args) {
+  if (!args.allreduce) return {};
+  try {
+    return allreduce_curve_by_name_or_file(*args.allreduce, args.interconnects);
+  } catch (const std::exception& e) {
+    throw UsageError(option_name(args, "allreduce") + (args.from_report_spec ? "" : " ") + *args.allreduce + ": " +
+                     e.what());
+  }
+}
 
-std::string default_networks_file() {
-  // Relative to the current folder first, so a copy edited there wins; else the source tree
-  // this binary was built from, so a name works from any folder.
-  const std::string relative = "experiments/networks.yaml";
+// Relative to the current folder first, so a copy edited there wins; else the source tree
+// this binary was built from, so a name works from any folder.
+std::string repository_file(const std::string& relative) {
   if (std::filesystem::exists(relative)) return relative;
   return std::string(DDPSCALE_SOURCE_DIR) + "/" + relative;
 }
+
+}  // namespace
+
+std::string default_networks_file() { return repository_file("experiments/networks.yaml"); }
+std::string default_interconnects_file() { return repository_file("experiments/interconnects.yaml"); }
 
 void add_predict_target_options(cxxopts::Options& options) {
   options.add_options()
@@ -94,6 +107,13 @@ void add_predict_target_options(cxxopts::Options& options) {
       ("network-commbench", "commbench.csv measured between nodes, one rank per node (as `ddpscale report` writes "
                             "it): the network's cost curve instead of --network's bandwidth and latency",
        cxxopts::value<std::string>())
+      ("allreduce", "the allreduce curve to predict from, instead of the study's own (a study of 1 GPU has none): a "
+                    "name in --interconnects (h200-nvlink-2gpu, h100-nvlink-2gpu: measured curves, each with its "
+                    "machine and source), or FILE.csv, a commbench.csv measured anywhere (as `ddpscale report` writes "
+                    "it beside report.md); carried to each N as a ring at the curve's bus bandwidth",
+       cxxopts::value<std::string>())
+      ("interconnects", "YAML file of named allreduce curves for --allreduce NAME",
+       cxxopts::value<std::string>()->default_value(default_interconnects_file()))
       ("draws", "Monte Carlo draws per prediction", cxxopts::value<int>()->default_value("4000"));
 }
 
@@ -103,7 +123,9 @@ PredictTargetArgs predict_target_args(const cxxopts::ParseResult& args) {
   if (args.count("nodes")) out.nodes = args["nodes"].as<std::string>();
   if (args.count("network")) out.network = args["network"].as<std::string>();
   if (args.count("network-commbench")) out.network_commbench = args["network-commbench"].as<std::string>();
+  if (args.count("allreduce")) out.allreduce = args["allreduce"].as<std::string>();
   out.networks = args["networks"].as<std::string>();
+  out.interconnects = args["interconnects"].as<std::string>();
   out.gpus_per_node = args["gpus-per-node"].as<int>();
   out.draws = args["draws"].as<int>();
   return out;
@@ -129,11 +151,14 @@ PredictTargetArgs parse_predict_spec(const std::string& spec) {
     else if (key == "network") out.network = value;
     else if (key == "network-commbench") out.network_commbench = value;
     else if (key == "networks") out.networks = value;
+    else if (key == "allreduce") out.allreduce = value;
+    else if (key == "interconnects") out.interconnects = value;
     else if (key == "gpus-per-node") out.gpus_per_node = whole_number(option_name(out, key), value);
     else if (key == "draws") out.draws = whole_number(option_name(out, key), value);
     else
       throw UsageError("--predict: unknown key '" + key +
-                       "' (gpus, nodes, gpus-per-node, network, networks, network-commbench, draws)");
+                       "' (gpus, nodes, gpus-per-node, network, networks, network-commbench, allreduce, "
+                       "interconnects, draws)");
   }
   return out;
 }
@@ -151,6 +176,7 @@ PredictOptions predict_options_from(const PredictTargetArgs& args) {
       predict.targets.push_back({nodes, args.gpus_per_node});
   }
   predict.network = network_of(args);
+  predict.allreduce = allreduce_curve_of(args);
   const bool several_nodes =
       std::any_of(predict.targets.begin(), predict.targets.end(), [](const Topology& t) { return t.nodes > 1; });
   if (several_nodes && !predict.network.given())
@@ -160,28 +186,39 @@ PredictOptions predict_options_from(const PredictTargetArgs& args) {
   return predict;
 }
 
-void require_allreduce_curve(const StudyDigest& study, const std::string& input) {
-  if (study.commbench_ranks >= 2) return;
+void require_allreduce_curve(const StudyDigest& study, const PredictOptions& predict, const PredictTargetArgs& args,
+                             const std::string& input) {
+  if (study.commbench_ranks >= 2 || predict.allreduce.given()) return;
+  const std::string give = "give one with " + option_name(args, "allreduce") + (args.from_report_spec ? "" : " ") +
+                           "NAME (in " + args.interconnects + ": " + interconnect_names(args.interconnects) + ") or " +
+                           option_name(args, "allreduce") + (args.from_report_spec ? "" : " ") +
+                           "FILE.csv (a commbench.csv measured on 2 or more GPUs, as `ddpscale report` writes it "
+                           "beside report.md)";
   const bool several_ranks = std::any_of(study.configs.begin(), study.configs.end(),
                                          [](const MeasuredConfig& c) { return c.params.world_size > 1; });
-  // A sweep measures the curve only on more than one rank: a 1-rank study has none to give.
+  // A sweep measures the curve only when a configuration runs on more than one rank.
   if (!several_ranks)
-    throw std::runtime_error(input + " measured 1 rank only, so it has no allreduce curve and nothing to predict "
-                                     "the communication from: sweep 1 and N ranks (world_sizes: [1, 2] in the spec, "
-                                     "under mpirun -np 2) and predict from that study");
+    throw std::runtime_error(input + " measured 1 rank only, and a sweep measures the allreduce curve only on 2 or "
+                                     "more ranks, so the study has none to predict the communication from: " + give +
+                             "; or sweep 1 and N ranks (world_sizes: [1, 2] in the spec, under mpirun -np 2) and "
+                             "predict from that study");
   const bool report_folder = std::filesystem::exists(std::filesystem::path(input) / "summary.csv");
   throw std::runtime_error(input + (report_folder ? " is a report folder without commbench.csv" : " has no allreduce curve") +
                            ": its sweep ran with --no-commbench, so nothing measured the communication to predict "
-                           "from; sweep the study again without --no-commbench (into a new --out) and predict "
-                           "from that");
+                           "from; " + give + ", or sweep the study again without --no-commbench (into a new --out)");
 }
 
 std::string self_check_line(const ValidationSummary& s) {
+  if (s.configurations == 0)
+    return "self-check: the study has no N-GPU configuration with its 1-GPU twin to check the predictor against";
   std::ostringstream line;
   line << std::fixed << std::setprecision(1) << "self-check on " << s.configurations
        << " measured N-GPU configurations: model only " << 100 * s.model_only_median_abs_error << "% median |error|, "
        << 100 * s.model_only_coverage << "% inside the 95% interval; calibrated " << 100 * s.calibrated_median_abs_error
        << "%, " << 100 * s.calibrated_coverage << "%";
+  if (s.other_models_configurations > 0)
+    line << "; other models only " << 100 * s.other_models_median_abs_error << "%, " << 100 * s.other_models_coverage
+         << "% (of " << s.other_models_configurations << ")";
   return line.str();
 }
 

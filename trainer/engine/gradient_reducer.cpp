@@ -1,31 +1,14 @@
 #include "engine/gradient_reducer.hpp"
 
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/function_hook.h>
-#include <torch/csrc/autograd/variable.h>
-
 #include <stdexcept>
 
 #include "engine/step_clock.hpp"
+#include "gradient_buckets.hpp"
 
 namespace ddpscale {
 
 BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const ReducerOptions& options) {
-  BucketLayout layout;
-  const auto cap_bytes = [&](size_t bucket_index) {
-    const double mb = bucket_index == 0 ? std::min(options.first_bucket_mb, options.bucket_mb) : options.bucket_mb;
-    return static_cast<size_t>(mb * 1024.0 * 1024.0);
-  };
-  size_t filled = 0;
-  for (size_t i = parameter_bytes.size(); i-- > 0;) {
-    if (layout.buckets.empty() || (filled > 0 && filled + parameter_bytes[i] > cap_bytes(layout.buckets.size() - 1))) {
-      layout.buckets.emplace_back();
-      filled = 0;
-    }
-    layout.buckets.back().push_back(i);
-    filled += parameter_bytes[i];
-  }
-  return layout;
+  return {assign_buckets(parameter_bytes, {options.first_bucket_mb, options.bucket_mb})};
 }
 
 DType comm_dtype(const torch::Tensor& t) {
@@ -47,27 +30,6 @@ struct GradientReducer::Bucket {
   std::vector<torch::Tensor> views;  // per parameter, its gradient's place in flat
   size_t pending = 0;               // parameters whose gradient has not arrived this backward
   std::unique_ptr<CommWork> work;
-};
-
-// Runs after a parameter's AccumulateGrad node: its .grad (a view into the bucket, or
-// autograd's own tensor until the bucket gathers it) is final.
-// The hook cannot be taken off the node again, and the node outlives the reducer whenever
-// something else still holds it (a run's model is reused by the next run: InitialModel), so
-// the hook does nothing once its reducer is gone.
-class GradientReducer::ReadyHook final : public torch::autograd::FunctionPostHook {
- public:
-  ReadyHook(GradientReducer& reducer, size_t parameter)
-      : reducer_(reducer), alive_(reducer.alive_), parameter_(parameter) {}
-  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
-                                            const torch::autograd::variable_list& /*inputs*/) override {
-    if (!alive_.expired()) reducer_.on_gradient_ready(parameter_);
-    return outputs;
-  }
-
- private:
-  GradientReducer& reducer_;
-  std::weak_ptr<const bool> alive_;
-  size_t parameter_;
 };
 
 GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, std::vector<std::string> names,
@@ -99,11 +61,9 @@ GradientReducer::GradientReducer(std::vector<torch::Tensor> parameters, std::vec
     }
     buckets_.push_back(std::move(bucket));
   }
-  for (size_t p = 0; p < parameters_.size(); ++p) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(parameters_[p]);
-    accumulator->add_post_hook(std::make_unique<ReadyHook>(*this, p));
-    accumulators_.push_back(std::move(accumulator));
-  }
+  // After a parameter's AccumulateGrad node its .grad (a view into the bucket, or autograd's
+  // own tensor until the bucket gathers it) is final.
+  ready_hooks_ = std::make_unique<GradientReadyHooks>(parameters_, [this](size_t p) { on_gradient_ready(p); });
 }
 
 GradientReducer::~GradientReducer() {
@@ -142,6 +102,7 @@ void GradientReducer::prepare_for_backward() {
 void GradientReducer::on_gradient_ready(size_t parameter) {
   if (ready_[parameter]) return;  // a parameter used twice in forward fires once per use
   ready_[parameter] = true;
+  if (ready_observer_) ready_observer_(parameter);  // before its bucket's launch adds any work
   Bucket& bucket = *buckets_[bucket_of_parameter_[parameter]];
   --bucket.pending;
   if (options_.overlap) launch_ready_buckets_in_order();

@@ -7,11 +7,13 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "communicator.hpp"
+#include "engine/gradient_ready_hooks.hpp"
 
 namespace ddpscale {
 
@@ -39,7 +41,8 @@ struct BucketLayout {
 
 // Assigns parameters (given their sizes in bytes, in registration order) to buckets in
 // reverse registration order, since backward produces the last layers' gradients first.
-// A parameter larger than a bucket gets a bucket of its own.
+// A parameter larger than a bucket gets a bucket of its own. results/gradient_buckets.hpp
+// does the cutting, so the predictor places buckets exactly as this reducer does.
 BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const ReducerOptions& options);
 
 // The communicator's element type for a tensor's dtype; throws for one it cannot carry.
@@ -64,12 +67,16 @@ class GradientReducer {
   // std::runtime_error naming any parameter that got no gradient.
   void finish_backward();
 
+  // Also tells `observer` each parameter as it becomes ready (the first time in a backward
+  // pass, before its bucket may launch), from the reducer's own ready hooks: how the gradient
+  // timer (engine/gradient_timer.hpp) listens. Empty: nobody.
+  void set_ready_observer(std::function<void(size_t)> observer) { ready_observer_ = std::move(observer); }
+
   const BucketLayout& layout() const { return layout_; }
   size_t bucket_count() const { return buckets_.size(); }
 
  private:
   struct Bucket;
-  class ReadyHook;
   void on_gradient_ready(size_t parameter);
   void launch_ready_buckets_in_order();
   void launch(size_t bucket);
@@ -86,8 +93,8 @@ class GradientReducer {
   std::vector<std::unique_ptr<Bucket>> buckets_;
   std::vector<size_t> bucket_of_parameter_;
   std::vector<bool> ready_;
-  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;  // kept alive: they carry our hooks
-  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true);  // expires with the reducer
+  std::function<void(size_t)> ready_observer_;
+  std::unique_ptr<GradientReadyHooks> ready_hooks_;  // last: hooks fire only into a whole reducer
   size_t next_to_launch_ = 0;
   size_t launched_ = 0;
 };

@@ -7,6 +7,7 @@
 #include "engine/buffer_broadcast.hpp"
 #include "engine/gpu_busy.hpp"
 #include "engine/gradient_reducer.hpp"
+#include "engine/gradient_timer.hpp"
 #include "engine/initial_model.hpp"
 #include "engine/mixed_precision.hpp"
 #include "engine/nvtx_range.hpp"
@@ -242,7 +243,9 @@ torch::Tensor TrainingSession::step_body(StepClock* clock, bool first_measured_s
   {
     const NvtxRange range("backward");
     const BackwardOnCallingThread on_this_thread;
+    if (gradient_timer_) gradient_timer_->backward_started();
     loss.backward();
+    if (gradient_timer_) gradient_timer_->backward_ended();
     if (clock) clock->mark(Mark::backward_end);
   }
   if (reducer_) {
@@ -328,11 +331,11 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
     // Eager steps first (cuBLAS workspaces, optimizer state and the allocator's blocks must
     // exist before capture), then the capture, then one replay: the first launch of a graph
     // also uploads it to the device, which the measured steps should not pay.
-    for (int s = 0; s + 1 < o.warmup; ++s) step(-1);
+    warm_up(o.warmup - 1);
     capture_step();
     replay_step(-1);
   } else {
-    for (int s = 0; s < o.warmup; ++s) step(-1);
+    warm_up(o.warmup);
   }
   synchronize_device(setup_.device);
   if (setup_.comm) setup_.comm->barrier();
@@ -363,9 +366,36 @@ void TrainingSession::run(RankTimings& timings, std::vector<float>& losses) {
   }
   if (clock_) clock_->read(o.steps, timings);
   if (clock_ && captured_) keep_block_step_times(timings);
+  // No warm-up step to time (eager, --warmup 0): one more step, after what it must not change.
+  if (setup_.gradient_timing && o.warmup == 0) time_gradients("after_measured");
   if (o.gpu_busy_steps > 0) measure_gpu_busy(o.gpu_busy_steps, timings);
   const auto trajectory = torch::stack(losses_).to(torch::kCPU, torch::kFloat).contiguous();
   losses.assign(trajectory.data_ptr<float>(), trajectory.data_ptr<float>() + trajectory.numel());
+}
+
+// Eager warm-up steps; the last one times the gradients where asked (SessionSetup), so the
+// measured steps follow exactly the steps they would without it.
+void TrainingSession::warm_up(int eager_steps) {
+  for (int s = 0; s < eager_steps; ++s) {
+    if (setup_.gradient_timing && s + 1 == eager_steps)
+      time_gradients("last_warmup");
+    else
+      step(-1);
+  }
+}
+
+// One untimed eager step whose backward records each gradient's ready time; the host waits
+// for the device before reading it, as it does after the warm-up anyway.
+void TrainingSession::time_gradients(const char* which_step) {
+  gradient_timer_ = make_gradient_ready_timer(setup_.device, parameters_.size());
+  {
+    const GradientTimingScope listening(*gradient_timer_, reducer_.get(), parameters_);
+    step(-1);
+  }
+  *setup_.gradient_timing = gradient_timing_record(*model_, *gradient_timer_);
+  setup_.gradient_timing->step = which_step;
+  setup_.gradient_timing->run = setup_.run_index;
+  gradient_timer_.reset();
 }
 
 // After the measured steps, so profiling cannot change what they measured. Every rank runs

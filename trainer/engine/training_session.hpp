@@ -24,6 +24,7 @@
 namespace ddpscale {
 
 class BufferBroadcast;
+class GradientReadyTimer;
 class GradientReducer;
 class InitialModel;
 class OptimizerStep;
@@ -50,6 +51,11 @@ struct SessionSetup {
   // measure float32; the tests use float64 to check identities (2 ranks x b == 1 rank x 2b,
   // graph == eager) to ~1e-12, far below the size of any real error.
   torch::ScalarType precision = torch::kFloat;
+  // Non-null: one eager step outside the measured ones records when each gradient became
+  // ready in its backward (engine/gradient_timer.hpp) into it: the last warm-up step, or
+  // with no warm-up an extra step after the measured ones. Set on every rank of a group or
+  // on none: that extra step is collective.
+  GradientTiming* gradient_timing = nullptr;
 };
 
 // --exec graph keeps the step's end and its loss once per block of this many measured replays
@@ -90,6 +96,8 @@ class TrainingSession {
   void replay_step(int measured_index);
   void untimed_step();
   void measure_gpu_busy(int steps, RankTimings& timings);
+  void warm_up(int eager_steps);
+  void time_gradients(const char* which_step);
   void zero_gradients();
 
   SessionSetup setup_;
@@ -104,6 +112,7 @@ class TrainingSession {
   std::unique_ptr<StepClock> clock_;
   std::unique_ptr<GradientReducer> reducer_;
   std::unique_ptr<BufferBroadcast> buffer_broadcast_;  // world size > 1, buffers, broadcast_buffers
+  std::unique_ptr<GradientReadyTimer> gradient_timer_;  // during time_gradients' step only
   torch::Tensor inputs_, labels_;   // this rank's slice of the global batch, on the device
   torch::Tensor host_inputs_;       // pinned copy for --data host
   std::vector<torch::Tensor> losses_;

@@ -173,7 +173,7 @@ ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup
   record_.params = config_params(options, group.size(),
                                  describe_model(options.model, model_options_from(options)).parameters, device.cuda);
   record_.id = config_id(record_.params);
-  next_ = first_run;
+  first_run_ = next_ = first_run;
   end_ = end_run < 0 ? options.runs : end_run;
   if (device.cuda)
     for (int core : nvml_cpu_affinity(device.device_index)) gpu_cpu_affinity_.push_back(static_cast<float>(core));
@@ -193,6 +193,7 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
   timings.process_id = getpid();
   std::string failure;
   std::pair<double, double> checksum{0, 0};
+  GradientTiming gradient_timing;
   record_calibration(measure_calibration(torch_device_of(device_)), timings);
   reset_peak_memory(device_);
   const HostCounters before = read_host_counters();
@@ -206,6 +207,8 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
     setup.comm = comm_;
     setup.sampler = options_.gpu_sampling && sampler_->enabled() ? sampler_.get() : nullptr;
     setup.initial_model = model_.get();
+    // Once per configuration (and launch), on every rank alike: its steps are collective.
+    if (k == first_run_) setup.gradient_timing = &gradient_timing;
     TrainingSession session(setup);
     session.run(timings, run.loss);
     run.loss_every = session.loss_every();
@@ -240,6 +243,7 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
   if (run.status == RunStatus::ok && slowest_wall > 0)
     run.samples_per_second = static_cast<double>(record_.params.global_batch) * options_.steps / slowest_wall;
   if (group_.rank() == 0) {
+    if (gradient_timing.recorded()) record_.gradient_timing = std::move(gradient_timing);
     run.ranks = std::move(all);
     if (on_run_done) on_run_done(run);
     record_.runs.push_back(std::move(run));

@@ -52,6 +52,7 @@ class ConfigurationRuns {
   std::unique_ptr<DeviceSampler> sampler_;
   ConfigRecord record_;
   std::vector<float> gpu_cpu_affinity_;  // NVML's cores close to this rank's GPU, read once
+  int first_run_ = 0;  // the run that also times the gradients (SessionSetup::gradient_timing)
   int next_ = 0;
   int end_ = 0;
 };

@@ -1,0 +1,164 @@
+#include "interconnect_curves.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "prediction_inputs.hpp"
+#include "text_io.hpp"
+
+namespace ddpscale {
+namespace {
+
+const char* const kForm = "(experiments/interconnects.yaml shows the form)";
+
+std::string where(const std::string& path, const YAML::Node& node) {
+  return node.Mark().line >= 0 ? path + ":" + std::to_string(node.Mark().line + 1) : path;
+}
+
+std::string required_text(const std::string& path, const std::string& name, const YAML::Node& entry, const char* key) {
+  const YAML::Node value = entry[key];
+  if (!value || !value.IsScalar() || value.Scalar().empty())
+    throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "' needs " + key + " " + kForm);
+  return value.Scalar();
+}
+
+std::vector<double> numbers(const std::string& path, const std::string& name, const YAML::Node& entry, const char* key) {
+  const YAML::Node list = entry[key];
+  if (!list || !list.IsSequence())
+    throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "' needs " + key +
+                                " as a list of numbers " + kForm);
+  std::vector<double> values;
+  for (const YAML::Node& item : list) {
+    try {
+      values.push_back(item.as<double>());
+    } catch (const YAML::Exception&) {
+      throw std::invalid_argument(where(path, item) + ": interconnect '" + name + "': " + key + " holds '" +
+                                  (item.IsScalar() ? item.Scalar() : std::string("a non-number")) + "', not a number");
+    }
+  }
+  return values;
+}
+
+void check_keys(const std::string& path, const std::string& name, const YAML::Node& entry) {
+  for (const auto& kv : entry) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "about" && key != "measured" && key != "source" && key != "gpus" && key != "bytes" && key != "time_us" &&
+        key != "busbw_gbs")
+      throw std::invalid_argument(where(path, kv.first) + ": interconnect '" + name + "': unknown key '" + key +
+                                  "' (about, measured, source, gpus, bytes, and time_us or busbw_gbs)");
+  }
+}
+
+// The times of the entry's sizes: given as time_us, or from busbw_gbs by nccl-tests' conversion.
+std::vector<double> times_of(const std::string& path, const std::string& name, const YAML::Node& entry,
+                             const std::vector<double>& bytes, int gpus) {
+  const bool has_time = static_cast<bool>(entry["time_us"]), has_busbw = static_cast<bool>(entry["busbw_gbs"]);
+  if (has_time == has_busbw)
+    throw std::invalid_argument(where(path, entry) + ": interconnect '" + name +
+                                "' needs one of time_us (microseconds) or busbw_gbs (nccl-tests' bus bandwidth), "
+                                "one per entry of bytes");
+  std::vector<double> values = numbers(path, name, entry, has_time ? "time_us" : "busbw_gbs");
+  if (values.size() != bytes.size())
+    throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "' has " +
+                                std::to_string(bytes.size()) + " sizes and " + std::to_string(values.size()) +
+                                (has_time ? " times" : " bandwidths") + "; give one per size");
+  if (has_time) return values;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!(values[i] > 0))
+      throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "': busbw_gbs must be positive");
+    values[i] = allreduce_time_us_from_busbw(bytes[i], values[i], gpus);
+  }
+  return values;
+}
+
+NamedInterconnect named_interconnect(const std::string& path, const std::string& name, const YAML::Node& entry) {
+  if (!entry.IsMap())
+    throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "': expected a map " + kForm);
+  check_keys(path, name, entry);
+  NamedInterconnect ic;
+  ic.name = name;
+  ic.about = required_text(path, name, entry, "about");
+  ic.measured = required_text(path, name, entry, "measured");
+  ic.source = required_text(path, name, entry, "source");
+  const int gpus = std::stoi(required_text(path, name, entry, "gpus"));
+  if (gpus < 2)
+    throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "': gpus must be 2 or more");
+  const std::vector<double> bytes = numbers(path, name, entry, "bytes");
+  const std::vector<double> times = times_of(path, name, entry, bytes, gpus);
+  try {
+    AllreduceCostModel(bytes, times, gpus);  // the checks the predictor makes, here with the file's line
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "': " + e.what());
+  }
+  ic.curve.bytes = bytes;
+  ic.curve.time_us = times;
+  ic.curve.ranks = gpus;
+  ic.curve.source = name + ": " + ic.about + " (" + ic.source + "; measured " + ic.measured + ")";
+  return ic;
+}
+
+}  // namespace
+
+std::vector<NamedInterconnect> parse_interconnect_catalog(const std::string& yaml_text, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap() || !root["interconnects"] || !root["interconnects"].IsMap())
+    throw std::invalid_argument(path + ": expected a map 'interconnects:' of named allreduce curves " + kForm);
+  std::vector<NamedInterconnect> catalog;
+  for (const auto& kv : root["interconnects"])
+    catalog.push_back(named_interconnect(path, kv.first.as<std::string>(), kv.second));
+  return catalog;
+}
+
+std::vector<NamedInterconnect> load_interconnect_catalog(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw std::invalid_argument("no interconnects file " + path + ": give one with --interconnects FILE (the "
+                                "repository's is experiments/interconnects.yaml), or a curve itself, "
+                                "--allreduce FILE.csv");
+  return parse_interconnect_catalog(read_whole_file(path), path);
+}
+
+std::string interconnect_names(const std::string& catalog_path) {
+  try {
+    std::string names;
+    for (const NamedInterconnect& ic : load_interconnect_catalog(catalog_path))
+      names += (names.empty() ? "" : ", ") + ic.name;
+    return names.empty() ? "none in " + catalog_path : names;
+  } catch (const std::exception& e) {
+    return std::string("none: ") + e.what();
+  }
+}
+
+AllreduceCurve allreduce_curve_by_name_or_file(const std::string& text, const std::string& catalog_path) {
+  const bool csv = text.size() > 4 && text.compare(text.size() - 4, 4, ".csv") == 0;
+  if (csv) {
+    const CommbenchCurve measured = read_commbench_csv(text);
+    if (measured.ranks < 2)
+      throw std::invalid_argument(text + ": measured on " + std::to_string(measured.ranks) +
+                                  " rank(s); an allreduce curve needs 2 or more GPUs");
+    AllreduceCurve curve{measured.bytes, measured.time_us, measured.ranks, ""};
+    try {
+      AllreduceCostModel(curve.bytes, curve.time_us, curve.ranks);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(text + ": " + e.what());
+    }
+    curve.source = "commbench.csv measured on " + std::to_string(curve.ranks) + " GPUs (" + text + ")";
+    return curve;
+  }
+  const std::vector<NamedInterconnect> catalog = load_interconnect_catalog(catalog_path);
+  std::string names;
+  for (const NamedInterconnect& ic : catalog) {
+    if (ic.name == text) return ic.curve;
+    names += (names.empty() ? "" : ", ") + ic.name;
+  }
+  throw std::invalid_argument("allreduce curve '" + text + "' is not in " + catalog_path + " (it has: " + names +
+                              "); or give a commbench.csv, --allreduce FILE.csv");
+}
+
+}  // namespace ddpscale
