@@ -3,7 +3,7 @@
 // all buffers of a dtype (it flattens them into one tensor per bucket and copies back after);
 // here the buffers live in that tensor for the session's whole life, so the broadcast needs
 // no copy either way. On GPUs it is ordered on the streams, as the allreduces are: the host
-// never waits for it, and a CUDA graph captures it with the rest of the step.
+// never waits for it, and a CUDA graph capture records it as it records the allreduces.
 #pragma once
 #include <torch/torch.h>
 
