@@ -132,10 +132,18 @@ class ScriptedModel:
         # JIT's own rewrite of the graph.
         torch._C._jit_set_autocast_mode(False)
         self.shape, self.vocab = torchscript_input(args)
-        self.module = torch.jit.load(self.path, map_location=device)
-        self.module.eval()
+        # The probe runs on a copy of its own, as ddpscale's does: the graph executor plans a
+        # module's method from its first calls, and a first call in eval mode without gradients
+        # would leave the trained module with a plan that has no autograd specialisation (on
+        # PyTorch 1.13, bert-base's planned graph: plain aten::dropout and aten::linear after
+        # such a probe, the autograd-specialised one without it), not the plan ddpscale's
+        # module, or a training job that never probed, runs.
+        probe = torch.jit.load(self.path, map_location=device)
+        probe.eval()
         with torch.no_grad():
-            out = self.module(self.inputs(2, torch.Generator().manual_seed(0)).to(device))
+            out = probe(self.inputs(2, torch.Generator().manual_seed(0)).to(device))
+        del probe
+        self.module = torch.jit.load(self.path, map_location=device)
         self.module.train()
         self.label_shape = list(out.shape[1:-1])
         self.classes = args.classes or out.shape[-1]
