@@ -1,7 +1,7 @@
 # Sourced by the other scripts: where things are, and which kind of machine this is.
 set -euo pipefail
 DDPSCALE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-JOBS="$(nproc)"
+JOBS="${JOBS:-$(nproc)}"
 
 # NVLink multicast stays off on the shared GPU hosts, in every process that touches NCCL.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

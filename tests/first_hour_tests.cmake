@@ -20,3 +20,9 @@ add_test(NAME flag_rule
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_flag_rule.py $<TARGET_FILE:ddpscale>
                  ${CMAKE_BINARY_DIR}/first_hour/flags)
 set_tests_properties(flag_rule PROPERTIES LABELS unit TIMEOUT 300)
+
+add_test(NAME study_command
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_study_command.py $<TARGET_FILE:ddpscale>
+                 ${DDPSCALE_TS_DIR}/mlp.pt ${CMAKE_BINARY_DIR}/first_hour/study ${DDPSCALE_MPIRUN})
+set_tests_properties(study_command PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
+                     FIXTURES_REQUIRED torchscript_files PASS_REGULAR_EXPRESSION "PASSED: study")

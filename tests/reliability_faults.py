@@ -390,13 +390,13 @@ def test_oom_batch(ctx):
 
 def test_disk_full(ctx):
     # Two world-1 configurations, both stored by rank 0: the first file is small (10 steps,
-    # about 15 KB), the second larger (400 steps of float32 phase times per run, ~40 KB);
-    # the file-size limit lies between them.
+    # about 25 KB with its instruments and gradient timing), the second larger (400 steps of
+    # float32 phase times per run, over 40 KB); the file-size limit lies between them.
     folder = spec_folder(ctx, "disk_full",
                          "name: disk\nmodels: [mlp@100K, mlp@200K]\nbatch_sizes: [8]\nworld_sizes: [1]\nruns: 2\n"
                          "warmup: 0\nsteps: 10\noverrides:\n  - models: [mlp@200K]\n    steps: 400\n")
     args = SWEEP_ARGS
-    limit = 24 * 1024
+    limit = 32 * 1024
     launch = Launch(ctx.mpirun, ctx.ddpscale, args, folder, name="sweep")
     # RLIMIT_FSIZE (what `ulimit -f` sets) on rank 0 alone, once MPI is up: set on mpirun it
     # would also cap Open MPI's shared-memory files (PMIx and the vader segments), and the

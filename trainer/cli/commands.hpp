@@ -9,6 +9,7 @@ int run_commbench_command(int argc, char** argv);
 int run_models_command(int argc, char** argv);
 int run_train_command(int argc, char** argv);
 int run_sweep_command(int argc, char** argv);
+int run_study_command(int argc, char** argv);
 int run_report_command(int argc, char** argv);
 int run_compare_command(int argc, char** argv);
 int run_predict_command(int argc, char** argv);

@@ -28,6 +28,7 @@ const std::vector<Command>& commands() {
       {"models", ddpscale::run_models_command, "the models: parameter counts, layers, memory"},
       {"train", ddpscale::run_train_command, "train one configuration data-parallel, timing every phase"},
       {"sweep", ddpscale::run_sweep_command, "run a whole study from a YAML spec into HDF5 files (resumable)"},
+      {"study", ddpscale::run_study_command, "one model on 1 vs N ranks at some batch sizes: spec, study and report"},
       {"report", ddpscale::run_report_command, "study folders -> report (md, html, plots, csv, json); no MPI, no GPU"},
       {"compare", ddpscale::run_compare_command, "two studies, configuration by configuration: changed? agree?"},
       {"predict", ddpscale::run_predict_command, "predicted scaling to more GPUs and nodes, with intervals"},
