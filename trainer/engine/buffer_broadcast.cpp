@@ -1,7 +1,7 @@
 #include "engine/buffer_broadcast.hpp"
 
-#include <map>
-#include <stdexcept>
+#include <algorithm>
+#include <iterator>
 
 #include "engine/gradient_reducer.hpp"
 
