@@ -50,7 +50,8 @@ static size_t count_wrong(Communicator& comm, CommBuffer& buffer, size_t count, 
   return wrong;
 }
 
-std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& group, const CommBenchOptions& options) {
+std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& group, const CommBenchOptions& options,
+                                        const CommBenchRowCallback& on_row) {
   const auto sizes = commbench_sizes(options);
   auto buffer = comm.allocate(sizes.back());
   std::vector<CommBenchRow> rows;
@@ -70,6 +71,7 @@ std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& grou
     row.busbw_gbs = busbw_gbs(row.algbw_gbs, comm.size());
     row.wrong = count_wrong(comm, *buffer, row.count, options.op);
     rows.push_back(row);
+    if (on_row) on_row(row);
   }
   return rows;
 }

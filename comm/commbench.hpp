@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,10 @@ class MpiGroup;
 
 // Collective over the communicator and its MPI group (the same ranks): every rank must
 // call it with identical options.
-std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& group, const CommBenchOptions& options);
+// on_row (if set) gets each size's row as soon as it is measured.
+using CommBenchRowCallback = std::function<void(const CommBenchRow&)>;
+std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& group, const CommBenchOptions& options,
+                                        const CommBenchRowCallback& on_row = {});
 
 void print_commbench_header(std::FILE* out, const Communicator& comm, const CommBenchOptions& options);
 void print_commbench_row(std::FILE* out, const CommBenchRow& row, ReduceOp op);

@@ -1,5 +1,10 @@
+#include <chrono>
+#include <condition_variable>
 #include <cxxopts.hpp>
 #include <iostream>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "launch/cli_util.hpp"
 #include "cli/commands.hpp"
@@ -47,15 +52,80 @@ static CommBenchOptions validated_options(const cxxopts::ParseResult& args) {
   return options;
 }
 
+namespace {
+
+// Rank 0's rows as each size is measured and, while a size takes long (gigabytes on CPU
+// ranks take tens of seconds), a comment line at least every kEvery saying which size is
+// under way, so a long sweep is never silence.
+class RowPrinter {
+ public:
+  static constexpr std::chrono::seconds kEvery{10};
+
+  RowPrinter(const CommBenchOptions& bench, bool leader)
+      : sizes_(commbench_sizes(bench)),
+        op_(bench.op),
+        size_started_(std::chrono::steady_clock::now()),
+        last_line_(size_started_) {
+    if (leader) heartbeat_ = std::thread([this] { beat_until_stopped(); });
+  }
+  ~RowPrinter() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (heartbeat_.joinable()) heartbeat_.join();
+  }
+  RowPrinter(const RowPrinter&) = delete;
+  RowPrinter& operator=(const RowPrinter&) = delete;
+
+  void print(const CommBenchRow& row) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    print_commbench_row(stdout, row, op_);
+    ++measured_;
+    size_started_ = last_line_ = std::chrono::steady_clock::now();
+  }
+
+ private:
+  void beat_until_stopped() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_line_ < kEvery || measured_ >= sizes_.size()) continue;
+      const auto since = std::chrono::duration_cast<std::chrono::seconds>(now - size_started_).count();
+      std::printf("# measuring %zu bytes (size %zu of %zu) for %lld s\n", sizes_[measured_], measured_ + 1,
+                  sizes_.size(), static_cast<long long>(since));
+      std::fflush(stdout);
+      last_line_ = now;
+    }
+  }
+
+  std::vector<size_t> sizes_;
+  ReduceOp op_;
+  size_t measured_ = 0;
+  std::chrono::steady_clock::time_point size_started_, last_line_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread heartbeat_;  // rank 0 only; last, so it starts after everything it reads
+};
+
+}  // namespace
+
 // One full sweep on a fresh communicator; returns the number of wrong values seen.
 static size_t sweep_and_print(const MpiContext& mpi, const DeviceChoice& device, const CommBenchOptions& bench) {
   auto comm = make_communicator(mpi.world(), device);
   if (mpi.rank() == 0) print_commbench_header(stdout, *comm, bench);
-  const auto rows = run_commbench(*comm, mpi.world(), bench);
+  std::vector<CommBenchRow> rows;
+  {
+    RowPrinter printer(bench, mpi.rank() == 0);
+    rows = run_commbench(*comm, mpi.world(), bench, [&](const CommBenchRow& row) {
+      if (mpi.rank() == 0) printer.print(row);
+    });
+  }
   size_t wrong = 0;
   double busbw_sum = 0;
   for (const auto& row : rows) {
-    if (mpi.rank() == 0) print_commbench_row(stdout, row, bench.op);
     wrong += row.wrong;
     busbw_sum += row.busbw_gbs;
   }
