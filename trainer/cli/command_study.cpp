@@ -163,13 +163,14 @@ int run_study_command(int argc, char** argv) {
   }
   MpiContext mpi(&argc, &argv);
   SweepSpec spec;
+  std::string text;  // the spec as written to OUT/spec.yaml, parsed on every rank alike
   if (usage_error.empty()) {
     try {
       const int world = request.world_size > 0 ? request.world_size : mpi.size();
       if (world < 2)
         throw UsageError("one rank was launched: run it as mpirun -np N ddpscale study ... (N GPUs, or 2 CPU ranks), "
                          "or give --world-size N");
-      const std::string text = spec_text(request, world);
+      text = spec_text(request, world);
       spec = parse_sweep_spec(text, (std::filesystem::path(request.out_dir) / "spec.yaml").string());
     } catch (const std::exception& e) {
       usage_error = usage_error_text(e, argc, argv, program);
@@ -178,8 +179,7 @@ int run_study_command(int argc, char** argv) {
   sweep.command_line = launch_command_line(sweep.command_line, mpi.size());
   const auto device = agree_on_device(mpi, program, launch, usage_error);
   if (!device) return 2;
-  sweep.spec_path = write_spec(mpi, request.out_dir, spec_text(request, request.world_size > 0 ? request.world_size
-                                                                                               : mpi.size()));
+  sweep.spec_path = write_spec(mpi, request.out_dir, text);
   sweep.out_dir = (std::filesystem::path(request.out_dir) / "study").string();
   const int status = run_sweep(mpi, *device, spec, sweep);
   if (mpi.rank() != 0 || (status != 0 && status != 3)) return status;
