@@ -227,10 +227,33 @@ void write_instruments(const H5Io& io, hid_t run_group, const std::vector<RankTi
   io.put_ints(run_group, "instrument_counts", counts);
 }
 
+// The first layout of the instruments (files of 2026-11-26 before the table): a group
+// `instruments` holding, per instrument, float32[ranks][max] NaN-padded and NAME_count[ranks].
+void read_instrument_group(const H5Io& io, hid_t run_group, std::vector<RankTimings>& ranks) {
+  H5Group group = io.open_group(run_group, "instruments");
+  for (const std::string& name : io.member_names(group.get())) {
+    const bool is_count = name.size() > 6 && name.compare(name.size() - 6, 6, "_count") == 0;
+    if (is_count) continue;
+    std::vector<hsize_t> dims;
+    const auto padded = io.get_float_table(group.get(), name, dims);
+    if (dims.size() != 2 || dims[0] != ranks.size())
+      throw io.error("dataset 'instruments/" + name + "' is not [ranks][samples]");
+    const auto counts = io.get_ints(group.get(), name + "_count", static_cast<long>(ranks.size()));
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      if (counts[r] < 0 || static_cast<size_t>(counts[r]) > dims[1])
+        throw io.error("dataset 'instruments/" + name + "_count' is out of range at rank " + std::to_string(r));
+      if (counts[r] == 0) continue;
+      const auto begin = padded.begin() + static_cast<long>(r * dims[1]);
+      ranks[r].instruments[name].assign(begin, begin + counts[r]);
+    }
+  }
+}
+
 // Optional: files written before instruments existed have none (schema version unchanged).
 // Read by the names stored, so a file with other instruments than this build's reads too.
 void read_instruments(const H5Io& io, hid_t run_group, std::vector<RankTimings>& ranks) {
   if (!io.has_link(run_group, "instruments")) return;
+  if (!io.has_link(run_group, "instrument_counts")) return read_instrument_group(io, run_group, ranks);
   std::vector<hsize_t> dims;
   const auto table = io.get_float_table(run_group, "instruments", dims);
   std::vector<std::string> names;
@@ -320,7 +343,7 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
   // Optional in schema version 1: files written before --gpu-busy-steps existed lack it.
   if (io.has_link(g.get(), "gpu_busy_us"))
     read_rank_series(io, g.get(), "gpu_busy_us", run.ranks, &RankTimings::gpu_busy_us);
-  // Optional too: the host-drift calibration exists from 2026-11-23 (second session) on.
+  // Optional too: files written before the host-drift calibration (2026-11-23) lack it.
   for (const auto& [name, series] : {std::pair{"calibration_host_us", &RankTimings::calibration_host_us},
                                      std::pair{"calibration_device_us", &RankTimings::calibration_device_us}})
     if (io.has_link(g.get(), name)) read_rank_series(io, g.get(), name, run.ranks, series);

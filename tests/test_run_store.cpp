@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "h5_io.hpp"
 #include "hdf5_handles.hpp"
 #include "run_store.hpp"
 #include "sample_records.hpp"
@@ -23,6 +24,40 @@ void set_root_string_attribute(const std::string& path, const char* name, const 
   H5Dataspace scalar(DDPSCALE_H5_CHECK(H5Screate(H5S_SCALAR), path));
   H5Attribute attr(DDPSCALE_H5_CHECK(H5Acreate2(file.get(), name, type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), path));
   DDPSCALE_H5_CHECK(H5Awrite(attr.get(), type.get(), value.c_str()), path);
+}
+
+// Rewrites every run's instruments into their first layout (a group holding one
+// [ranks][max] dataset and one NAME_count per instrument), as files of that time have them.
+void to_instrument_group_layout(const std::string& path) {
+  H5File file(DDPSCALE_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), path));
+  const H5Io io(path);
+  H5Group runs = io.open_group(file.get(), "runs");
+  for (const std::string& run_name : io.member_names(runs.get())) {
+    H5Group run = io.open_group(runs.get(), run_name);
+    std::vector<hsize_t> dims;
+    const std::vector<float> table = io.get_float_table(run.get(), "instruments", dims);
+    std::vector<std::string> names;
+    {
+      H5Dataset set(DDPSCALE_H5_CHECK(H5Dopen2(run.get(), "instruments", H5P_DEFAULT), path));
+      names = io.get_string_list(set.get(), "names");
+    }
+    const std::vector<int64_t> counts = io.get_ints(run.get(), "instrument_counts");
+    DDPSCALE_H5_CHECK(H5Ldelete(run.get(), "instruments", H5P_DEFAULT), path);
+    DDPSCALE_H5_CHECK(H5Ldelete(run.get(), "instrument_counts", H5P_DEFAULT), path);
+    H5Group group = io.create_group(run.get(), "instruments");
+    const size_t ranks = dims[0], longest = dims[2];
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::vector<float> series(ranks * longest);
+      std::vector<int64_t> series_counts(ranks);
+      for (size_t r = 0; r < ranks; ++r) {
+        std::copy_n(table.begin() + static_cast<long>((r * names.size() + i) * longest), longest,
+                    series.begin() + static_cast<long>(r * longest));
+        series_counts[r] = counts[r * names.size() + i];
+      }
+      io.put_floats(group.get(), names[i], {ranks, longest}, series);
+      io.put_ints(group.get(), names[i] + "_count", series_counts);
+    }
+  }
 }
 
 class RunStore : public ::testing::Test {
@@ -538,6 +573,24 @@ TEST_F(RunStore, FilesWithoutLaunchesReadAsOneLaunch) {
   EXPECT_EQ(read.launches, 1);
   EXPECT_EQ(read.launch, 0);
   EXPECT_EQ(merge_launches({read, read}).size(), 2u);  // one-launch records are never merged
+}
+
+// Files written while the instruments were a group of datasets read the same values.
+TEST_F(RunStore, InstrumentsInTheirFirstLayoutRead) {
+  ConfigRecord record = testing_samples::sample_config();
+  for (RunRecord& run : record.runs)
+    for (RankTimings& rank : run.ranks) {
+      rank.instruments["cpu_cores"] = {2, 5};
+      if (rank.rank == 1) rank.instruments["gpu_sm_clock_mhz"] = {1980, 1755, 1980};
+    }
+  write_config(dir.string(), record);
+  const std::string path = (dir / (record.id + ".h5")).string();
+  to_instrument_group_layout(path);
+  const ConfigRecord back = read_config(path);
+  const RankTimings& rank1 = back.runs[0].ranks[1];
+  EXPECT_EQ(rank1.instruments.at("cpu_cores"), (std::vector<float>{2, 5}));
+  EXPECT_EQ(rank1.instruments.at("gpu_sm_clock_mhz"), (std::vector<float>{1980, 1755, 1980}));
+  EXPECT_EQ(back.runs[0].ranks[0].instruments.count("gpu_sm_clock_mhz"), 0u);
 }
 
 }  // namespace

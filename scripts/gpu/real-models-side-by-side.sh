@@ -39,4 +39,6 @@ grep -o 'round [0-9]*: [a-z-]* [0-9]* s' "$work/side-by-side.log" |
   awk '{sum[$2] += $4} END {m = 0; for (r in sum) if (sum[r] > m) m = sum[r]; print (m > 0 ? m : 300)}' \
   >"$work/longest-round"
 tar -C "$work" -czf "$out/side-by-side.tar.gz" --exclude=out --exclude=study --exclude='*.h5' . 2>/dev/null || true
+# ddpscale's study of each round apart: `ddpscale predict` checks itself on it from its 1-GPU half.
+(cd "$work" && find results -path '*/study' -type d -print0 | tar --null -T - -czf "$out/side-by-side-studies.tar.gz") 2>/dev/null || true
 ls -la "$out"
