@@ -45,9 +45,9 @@ void check_keys(const std::string& path, const std::string& name, const YAML::No
   for (const auto& kv : entry) {
     const std::string key = kv.first.as<std::string>();
     if (key != "about" && key != "measured" && key != "source" && key != "gpus" && key != "bytes" && key != "time_us" &&
-        key != "busbw_gbs")
+        key != "busbw_gbs" && key != "node_sharing")
       throw std::invalid_argument(where(path, kv.first) + ": interconnect '" + name + "': unknown key '" + key +
-                                  "' (about, measured, source, gpus, bytes, and time_us or busbw_gbs)");
+                                  "' (about, measured, source, gpus, bytes, time_us or busbw_gbs, node_sharing)");
   }
 }
 
@@ -73,6 +73,35 @@ std::vector<double> times_of(const std::string& path, const std::string& name, c
   return values;
 }
 
+// `node_sharing: {gpus, source, step_errors}`: errors above -1 (a step cannot take no time).
+NodeSharingCost node_sharing_of(const std::string& path, const std::string& name, const YAML::Node& entry) {
+  const YAML::Node block = entry["node_sharing"];
+  if (!block) return {};
+  const std::string what = name + ".node_sharing";
+  if (!block.IsMap())
+    throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': expected a map of gpus, source "
+                                "and step_errors " + kForm);
+  for (const auto& kv : block) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "gpus" && key != "source" && key != "step_errors")
+      throw std::invalid_argument(where(path, kv.first) + ": interconnect '" + what + "': unknown key '" + key +
+                                  "' (gpus, source, step_errors)");
+  }
+  NodeSharingCost cost;
+  cost.gpus = std::stoi(required_text(path, what, block, "gpus"));
+  if (cost.gpus < 2)
+    throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': gpus must be 2 or more");
+  cost.source = required_text(path, what, block, "source");
+  cost.step_errors = numbers(path, what, block, "step_errors");
+  if (cost.step_errors.empty())
+    throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': step_errors is empty");
+  for (double e : cost.step_errors)
+    if (!(e > -1))
+      throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': step error " +
+                                  std::to_string(e) + " is not above -1 (measured / predicted step - 1)");
+  return cost;
+}
+
 NamedInterconnect named_interconnect(const std::string& path, const std::string& name, const YAML::Node& entry) {
   if (!entry.IsMap())
     throw std::invalid_argument(where(path, entry) + ": interconnect '" + name + "': expected a map " + kForm);
@@ -96,6 +125,7 @@ NamedInterconnect named_interconnect(const std::string& path, const std::string&
   ic.curve.time_us = times;
   ic.curve.ranks = gpus;
   ic.curve.source = name + ": " + ic.about + " (" + ic.source + "; measured " + ic.measured + ")";
+  ic.node_sharing = node_sharing_of(path, name, entry);
   return ic;
 }
 
@@ -159,6 +189,15 @@ AllreduceCurve allreduce_curve_by_name_or_file(const std::string& text, const st
   }
   throw std::invalid_argument("allreduce curve '" + text + "' is not in " + catalog_path + " (it has: " + names +
                               "); or give a commbench.csv, --allreduce FILE.csv");
+}
+
+NodeSharingCost node_sharing_by_name_or_file(const std::string& text, const std::string& catalog_path) {
+  const bool csv = text.size() > 4 && text.compare(text.size() - 4, 4, ".csv") == 0;
+  if (csv) return {};
+  allreduce_curve_by_name_or_file(text, catalog_path);  // the same checks and messages
+  for (const NamedInterconnect& ic : load_interconnect_catalog(catalog_path))
+    if (ic.name == text) return ic.node_sharing;
+  return {};
 }
 
 }  // namespace ddpscale

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "allreduce_cost.hpp"
+#include "node_sharing.hpp"
 
 namespace ddpscale {
 
@@ -16,10 +17,12 @@ struct NamedInterconnect {
   std::string measured;  // when
   std::string source;    // where the numbers come from: a file, a commit, a published page
   AllreduceCurve curve;  // curve.source: "NAME: about (source; measured ...)"
+  NodeSharingCost node_sharing;  // optional: not given where the entry has none
 };
 
 // The file's `interconnects:` map, in file order. Each entry: about, measured, source, gpus,
-// bytes and either time_us or busbw_gbs (nccl-tests' bus bandwidth, converted to time). Throws
+// bytes and either time_us or busbw_gbs (nccl-tests' bus bandwidth, converted to time), and
+// optionally node_sharing (gpus, source, step_errors: node_sharing.hpp). Throws
 // std::invalid_argument naming the file, the line and what to write there.
 std::vector<NamedInterconnect> parse_interconnect_catalog(const std::string& yaml_text, const std::string& path);
 std::vector<NamedInterconnect> load_interconnect_catalog(const std::string& path);
@@ -31,5 +34,9 @@ std::string interconnect_names(const std::string& catalog_path);
 // A name in the catalog at catalog_path, or (ending in .csv) a commbench.csv as `ddpscale
 // report` writes it. Throws std::invalid_argument listing the names the catalog has.
 AllreduceCurve allreduce_curve_by_name_or_file(const std::string& text, const std::string& catalog_path);
+
+// The node-sharing cost of the catalog entry `text` names; none (not given()) for a
+// commbench.csv or an entry without one. Throws as allreduce_curve_by_name_or_file does.
+NodeSharingCost node_sharing_by_name_or_file(const std::string& text, const std::string& catalog_path);
 
 }  // namespace ddpscale

@@ -124,6 +124,27 @@ std::string allreduce_curve_sentence(const ScalingPrediction& result) {
   return text;
 }
 
+// The check a one-GPU user cannot make: each N-GPU configuration predicted from its 1-GPU
+// twin with the named profile's curve and node-sharing cost alone.
+void add_node_sharing_check(ReportDocument& doc, const ScalingPrediction& result) {
+  const ValidationSummary& s = result.summary;
+  if (s.node_sharing_configurations == 0) return;
+  doc.paragraph("**The named profile's node sharing only** (each configuration from its 1-GPU twin, the named "
+                "allreduce curve and the profile's measured cost of sharing a node, as a study of one GPU on this "
+                "hardware is predicted): median absolute error " + percent_one_decimal(s.node_sharing_median_abs_error) +
+                ", coverage " + percent_one_decimal(s.node_sharing_coverage) + " of " +
+                std::to_string(s.node_sharing_configurations) + " configurations.");
+  ReportTable table;
+  table.header = {"configuration", "N", "measured samples/s", "node sharing only", "error", "in"};
+  table.right_aligned = {false, true, true, true, true, false};
+  for (const ValidationRow& row : result.validation)
+    if (row.node_sharing)
+      table.rows.push_back({row.id, std::to_string(row.world_size), fixed(row.measured_throughput, 0),
+                            with_interval(row.node_sharing_calibrated.throughput, 0),
+                            percent_one_decimal(row.node_sharing_error), covered_text(row.node_sharing_covered)});
+  doc.table(table);
+}
+
 void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result, int level) {
   const ValidationSummary& s = result.summary;
   doc.heading("Self-check against the study's own measurements", level);
@@ -151,6 +172,7 @@ void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result,
                           row.other_models ? percent_one_decimal(row.other_models_error) : "n/a",
                           row.other_models ? covered_text(row.other_models_covered) : "n/a"});
   doc.table(table);
+  add_node_sharing_check(doc, result);
 }
 
 ReportTable predictions_table(const ScalingPrediction& result) {
@@ -252,9 +274,10 @@ void add_prediction_blocks(ReportDocument& doc, const ScalingPrediction& result,
   add_validation_blocks(doc, result, heading_level);
   doc.heading("Predictions", heading_level);
   doc.paragraph(allreduce_curve_sentence(result));
-  doc.paragraph("Allreduce curve interpolation error (log sd): " + fixed(result.allreduce_log_sd, 3) +
-                "; calibrated by " + std::to_string(result.calibration_configurations) +
-                " measured N-GPU configurations" +
+  doc.paragraph("Allreduce curve interpolation error (log sd): " + fixed(result.allreduce_log_sd, 3) + "; " +
+                (result.calibration.empty() ? std::string("model only: the study measured no N-GPU configuration "
+                                                          "and the allreduce curve carries no cost of sharing a node")
+                                            : "calibrated by " + result.calibration) +
                 (options.network.given() ? "; network between nodes: " + options.network.text : std::string()) + ".");
   doc.paragraph(bucket_placement_text(result.predictions));
   doc.table(predictions_table(result));
@@ -292,7 +315,8 @@ std::string validation_csv(const ScalingPrediction& result) {
   csv << "id,model,exec,parameters,batch_per_rank,world_size,measured_samples_per_s,model_only,model_only_low,"
          "model_only_high,model_only_error,model_only_covered,calibrated,calibrated_low,calibrated_high,"
          "calibrated_error,calibrated_covered,other_models,other_models_low,other_models_high,other_models_error,"
-         "other_models_covered\n";
+         "other_models_covered,node_sharing,node_sharing_low,node_sharing_high,node_sharing_error,"
+         "node_sharing_covered\n";
   for (const ValidationRow& r : result.validation) {
     csv << r.id << "," << r.model << "," << r.exec << "," << r.parameters << "," << r.batch_per_rank << ","
         << r.world_size << "," << csv_number(r.measured_throughput) << "," << csv_number(r.model_only.throughput.point)
@@ -305,7 +329,14 @@ std::string validation_csv(const ScalingPrediction& result) {
       csv << "," << csv_number(r.other_models_calibrated.throughput.point) << ","
           << csv_number(r.other_models_calibrated.throughput.interval95.low) << ","
           << csv_number(r.other_models_calibrated.throughput.interval95.high) << "," << csv_number(r.other_models_error)
-          << "," << (r.other_models_covered ? "true" : "false") << "\n";
+          << "," << (r.other_models_covered ? "true" : "false");
+    else
+      csv << ",,,,,";
+    if (r.node_sharing)
+      csv << "," << csv_number(r.node_sharing_calibrated.throughput.point) << ","
+          << csv_number(r.node_sharing_calibrated.throughput.interval95.low) << ","
+          << csv_number(r.node_sharing_calibrated.throughput.interval95.high) << "," << csv_number(r.node_sharing_error)
+          << "," << (r.node_sharing_covered ? "true" : "false") << "\n";
     else
       csv << ",,,,,\n";
   }
@@ -327,7 +358,11 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
       .field("other_models_configurations", static_cast<int64_t>(result.summary.other_models_configurations))
       .field("other_models_median_abs_error", result.summary.other_models_median_abs_error)
       .field("other_models_coverage", result.summary.other_models_coverage)
+      .field("node_sharing_configurations", static_cast<int64_t>(result.summary.node_sharing_configurations))
+      .field("node_sharing_median_abs_error", result.summary.node_sharing_median_abs_error)
+      .field("node_sharing_coverage", result.summary.node_sharing_coverage)
       .end_object();
+  json.field("calibration", result.calibration);
   json.key("predictions").begin_array();
   for (const Prediction& p : result.predictions) write_prediction_object(json, p);
   json.end_array();
@@ -338,6 +373,8 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
     json.field("calibrated_error", r.calibrated_error).field("calibrated_covered", r.calibrated_covered);
     if (r.other_models)
       json.field("other_models_error", r.other_models_error).field("other_models_covered", r.other_models_covered);
+    if (r.node_sharing)
+      json.field("node_sharing_error", r.node_sharing_error).field("node_sharing_covered", r.node_sharing_covered);
     json.key("model_only");
     write_prediction_object(json, r.model_only);
     json.key("calibrated");
@@ -362,6 +399,13 @@ std::vector<std::string> write_prediction_tables(const ScalingPrediction& result
   out("predict.csv", prediction_csv(result));
   out("validation.csv", validation_csv(result));
   out("predict.json", prediction_json(result, options, source));
+  if (result.measured_node_sharing.given()) {
+    NodeSharingCost cost = result.measured_node_sharing;
+    cost.source = "`ddpscale predict " + source + "` with the allreduce curve " + result.allreduce_curve;
+    out("node-sharing.yaml", "# This study's cost of sharing a node, for the entry of its machine in an interconnects "
+                             "file\n# (experiments/interconnects.yaml shows the form; --interconnects FILE).\n" +
+                                 node_sharing_yaml(cost));
+  }
   return files;
 }
 

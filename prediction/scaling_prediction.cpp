@@ -288,6 +288,20 @@ double fraction_true(const std::vector<bool>& flags) {
   return static_cast<double>(std::count(flags.begin(), flags.end(), true)) / static_cast<double>(flags.size());
 }
 
+// The model errors at the GPU count the study measured most often (the smaller on a tie),
+// as a named profile's node-sharing cost.
+NodeSharingCost node_sharing_of_pairs(const std::vector<MeasuredPair>& pairs, const std::vector<double>& errors) {
+  std::map<int, size_t> per_count;
+  for (const MeasuredPair& pair : pairs) ++per_count[pair.n_gpu->params.world_size];
+  NodeSharingCost cost;
+  size_t most = 0;
+  for (const auto& [gpus, count] : per_count)
+    if (count > most) most = count, cost.gpus = gpus;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (pairs[i].n_gpu->params.world_size == cost.gpus) cost.step_errors.push_back(errors[i]);
+  return cost;
+}
+
 }  // namespace
 
 AllreduceCurve allreduce_curve_of(const StudyDigest& study, const PredictOptions& options) {
@@ -322,8 +336,8 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
 
   // Each measured configuration again, calibrated by the others' errors (leave one out), and
   // by the other models' errors only (leave one model out).
-  std::vector<double> model_only_errors, calibrated_errors, other_models_errors;
-  std::vector<bool> model_only_hits, calibrated_hits, other_models_hits;
+  std::vector<double> model_only_errors, calibrated_errors, other_models_errors, node_sharing_errors;
+  std::vector<bool> model_only_hits, calibrated_hits, other_models_hits, node_sharing_hits;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const MeasuredConfig& n_gpu = *pairs[i].n_gpu;
     const std::vector<double> others = errors_of_others(pairs, errors, i, false);
@@ -346,6 +360,14 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
     calibrated_errors.push_back(row.calibrated_error);
     model_only_hits.push_back(row.model_only_covered);
     calibrated_hits.push_back(row.calibrated_covered);
+    if (options.node_sharing.given()) {
+      row.node_sharing = true;
+      row.node_sharing_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, options.node_sharing.step_errors);
+      row.node_sharing_error = row.node_sharing_calibrated.throughput.point / row.measured_throughput - 1;
+      row.node_sharing_covered = inside(row.measured_throughput, row.node_sharing_calibrated.throughput.interval95);
+      node_sharing_errors.push_back(row.node_sharing_error);
+      node_sharing_hits.push_back(row.node_sharing_covered);
+    }
     if (!other_models.empty()) {
       row.other_models = true;
       row.other_models_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, other_models);
@@ -370,7 +392,24 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
     s.other_models_coverage = fraction_true(other_models_hits);
   }
 
-  // Forward: every 1-GPU configuration at every target, calibrated by all measured errors.
+  s.node_sharing_configurations = node_sharing_errors.size();
+  if (!node_sharing_errors.empty()) {
+    s.node_sharing_median_abs_error = median_abs(node_sharing_errors);
+    s.node_sharing_coverage = fraction_true(node_sharing_hits);
+  }
+  result.measured_node_sharing = node_sharing_of_pairs(pairs, errors);
+
+  // Forward: every 1-GPU configuration at every target, calibrated by all measured errors,
+  // or, where the study measured no N-GPU configuration, by the named profile's node sharing.
+  const bool own_errors = !errors.empty();
+  const std::vector<double>& calibration = own_errors ? errors : options.node_sharing.step_errors;
+  if (own_errors)
+    result.calibration = "the model errors of the study's own " + std::to_string(errors.size()) +
+                         " N-GPU configurations";
+  else if (options.node_sharing.given())
+    result.calibration = "the cost of sharing a node, " + std::to_string(options.node_sharing.step_errors.size()) +
+                         " model errors measured on " + std::to_string(options.node_sharing.gpus) +
+                         " GPUs of the named interconnect (" + options.node_sharing.source + ")";
   for (const MeasuredConfig& base : study.configs) {
     if (base.params.world_size != 1) continue;
     for (const Topology& target : options.targets) {
@@ -380,7 +419,7 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
       }
       const Starting start = predictor.starting_point(base, target.ranks());
       if (!start.compute) continue;  // strong scaling without one rank's share measured
-      result.predictions.push_back(predictor.predict(start, target, errors));
+      result.predictions.push_back(predictor.predict(start, target, calibration));
     }
   }
   return result;

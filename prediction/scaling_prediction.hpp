@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "allreduce_cost.hpp"
+#include "node_sharing.hpp"
 #include "run_record.hpp"
 #include "statistics.hpp"
 
@@ -39,6 +40,9 @@ struct PredictOptions {
   std::vector<Topology> targets;  // where to predict
   NetworkProfile network;         // between nodes (needed when a target has nodes > 1)
   AllreduceCurve allreduce;       // given (--allreduce): replaces the study's own commbench curve
+  // Given (--allreduce NAME whose entry has one): calibrates a study without N-GPU
+  // configurations of its own, and is checked on a study with them.
+  NodeSharingCost node_sharing;
   double first_bucket_mb = 1.0;   // the engine's default (not stored with a study)
   int draws = 4000;               // Monte Carlo draws per prediction
   uint64_t seed = 20261123;       // fixed: the same study gives the same intervals
@@ -78,8 +82,14 @@ struct ValidationRow {
   // false) when no other model was measured at the same N.
   bool other_models = false;
   Prediction other_models_calibrated;
+  // Calibrated by the named profile's node-sharing cost alone (options.node_sharing): what a
+  // study of one GPU on this hardware would be told. Not made where none is given.
+  bool node_sharing = false;
+  Prediction node_sharing_calibrated;
   double model_only_error = kNaN, calibrated_error = kNaN, other_models_error = kNaN;  // relative, of the mean throughput
+  double node_sharing_error = kNaN;
   bool model_only_covered = false, calibrated_covered = false, other_models_covered = false;
+  bool node_sharing_covered = false;
 };
 
 struct ValidationSummary {
@@ -88,6 +98,8 @@ struct ValidationSummary {
   double model_only_coverage = kNaN, calibrated_coverage = kNaN;  // fraction inside the 95% interval
   size_t other_models_configurations = 0;  // those with another model to calibrate from
   double other_models_median_abs_error = kNaN, other_models_coverage = kNaN;
+  size_t node_sharing_configurations = 0;  // checked against the named profile's cost
+  double node_sharing_median_abs_error = kNaN, node_sharing_coverage = kNaN;
 };
 
 struct ScalingPrediction {
@@ -98,6 +110,11 @@ struct ScalingPrediction {
   std::string allreduce_curve;          // which curve, and where it came from
   int allreduce_curve_ranks = 0;        // the GPUs it was measured on
   size_t calibration_configurations = 0;  // N-GPU configurations whose errors calibrate
+  // What the forward predictions are calibrated by, in words ("" where they are model only).
+  std::string calibration;
+  // The study's own model errors at the GPU count it measured most: the node-sharing cost it
+  // would give a named profile (not given() where it has no N-GPU configuration).
+  NodeSharingCost measured_node_sharing;
   std::vector<std::string> notes;       // what was skipped and why
 };
 

@@ -8,6 +8,9 @@ DEBIAN_PACKAGES=(build-essential cmake ninja-build git pkg-config
   libcxxopts-dev libeigen3-dev libgtest-dev libyaml-cpp-dev libboost-math-dev libssl-dev
   python3 python3-h5py python3-numpy gnuplot-nox slurm-wlm munge)
 DEBIAN_PACKAGES+=(python3-scipy chromium)
+# tests/check_prediction.py and scripts/check-one-gpu-prediction.py read and write the
+# node_sharing blocks of interconnects files.
+DEBIAN_PACKAGES+=(python3-yaml)
 # Debian's libtorch takes its BLAS from the libblas.so.3 alternative, which is the netlib
 # reference BLAS unless an optimised one is installed: a 512x128x384 matrix product took
 # 21.6 ms there and 0.76 ms with OpenBLAS. Serial, because every rank is its own process.

@@ -14,6 +14,8 @@ import os
 import re
 import sys
 
+import yaml
+
 
 def fail(message):
     print(f"check_prediction: FAIL: {message}")
@@ -89,6 +91,13 @@ def main():
     for key in ("model_only_coverage", "calibrated_coverage"):
         if not 0 <= summary[key] <= 1:
             fail(f"{key} = {summary[key]}")
+    # The study's own model errors, as the node_sharing block of an interconnects entry: one
+    # per checked configuration at the GPU count measured most (here every N-rank one is 2).
+    with open(os.path.join(out, "node-sharing.yaml")) as f:
+        block = yaml.safe_load(f)["node_sharing"]
+    if block["gpus"] != 2 or len(block["step_errors"]) != many or not all(e > -1 for e in block["step_errors"]):
+        fail(f"node-sharing.yaml: gpus {block['gpus']}, {len(block['step_errors'])} step errors for {many} "
+             f"configurations: {block['step_errors']}")
     with open(os.path.join(out, "predict.md")) as f:
         text = f.read()
     for heading in ("## Self-check against the study's own measurements", "## Predictions",

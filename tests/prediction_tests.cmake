@@ -31,12 +31,12 @@ set_tests_properties(predict_in_report PROPERTIES LABELS "study;predict;report" 
 # Usage errors say what to give: an unknown network name lists the file's names; a bad
 # --predict key lists the keys.
 add_test(NAME predict_network_name_unknown
-         COMMAND $<TARGET_FILE:ddpscale> predict ${CMAKE_SOURCE_DIR}/docs/results/h200x2/seed-study --nodes 2
+         COMMAND $<TARGET_FILE:ddpscale> predict ${CMAKE_SOURCE_DIR}/docs/results/h100x2/seed-study --nodes 2
                  --network token-ring --networks ${PROJECT_SOURCE_DIR}/experiments/networks.yaml --out ${CMAKE_BINARY_DIR}/predict-unused)
 set_tests_properties(predict_network_name_unknown PROPERTIES LABELS "predict" PASS_REGULAR_EXPRESSION
                      "network 'token-ring' is not in .*networks.yaml \\(it has: ib-ndr-400, ")
 add_test(NAME report_predict_bad_key
-         COMMAND $<TARGET_FILE:ddpscale> report ${CMAKE_SOURCE_DIR}/docs/results/h200x2/seed-study --predict "gpus=4;speed=9"
+         COMMAND $<TARGET_FILE:ddpscale> report ${CMAKE_SOURCE_DIR}/docs/results/h100x2/seed-study --predict "gpus=4;speed=9"
                  --out ${CMAKE_BINARY_DIR}/report-unused)
 set_tests_properties(report_predict_bad_key PROPERTIES LABELS "predict" PASS_REGULAR_EXPRESSION
                      "--predict: unknown key 'speed' \\(gpus, nodes, gpus-per-node, network, networks, network-commbench, allreduce, interconnects, draws\\)")
@@ -56,12 +56,15 @@ set_tests_properties(predict_one_gpu_study_sweep PROPERTIES LABELS "study;predic
 add_test(NAME predict_one_gpu_named_curve
          COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-named
 $<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce h100-nvlink-2gpu --interconnects ${ddpscale_interconnects} --draws 500 --no-plots --out ${ddpscale_one_gpu}-named
-python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one_gpu}-named ${ddpscale_h100_curve} 2,4,8 'h100-nvlink-2gpu: 2x NVIDIA H100 80GB HBM3 in one node'")
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one_gpu}-named ${ddpscale_h100_curve} 2,4,8 'h100-nvlink-2gpu: 2x NVIDIA H100 80GB HBM3 in one node'
+grep -q 'calibrated by the cost of sharing a node, [0-9]* model errors measured on 2 GPUs of the named interconnect' ${ddpscale_one_gpu}-named/predict.md
+! cut -d, -f24 ${ddpscale_one_gpu}-named/predict.csv | tail -n +2 | grep -qv true")
 set_tests_properties(predict_one_gpu_named_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 120)
 add_test(NAME predict_one_gpu_csv_curve
          COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-csv
 $<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce ${ddpscale_h100_curve} --draws 500 --no-plots --out ${ddpscale_one_gpu}-csv
-python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one_gpu}-csv ${ddpscale_h100_curve} 2,4,8 'commbench.csv measured on 2 GPUs (${ddpscale_h100_curve})'")
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one_gpu}-csv ${ddpscale_h100_curve} 2,4,8 'commbench.csv measured on 2 GPUs (${ddpscale_h100_curve})'
+grep -q 'model only: the study measured no N-GPU configuration and the allreduce curve carries no cost of sharing a node' ${ddpscale_one_gpu}-csv/predict.md")
 set_tests_properties(predict_one_gpu_csv_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 120)
 add_test(NAME report_predict_one_gpu_named_curve
          COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-report

@@ -254,5 +254,94 @@ TEST(InterconnectCurves, LeaveOneModelOutCalibratesFromTheOtherModelsOnly) {
   EXPECT_TRUE(std::isnan(alone.summary.other_models_median_abs_error));
 }
 
+// A named profile's cost of sharing a node calibrates a study of one GPU: errors {0.1, 0.3,
+// 0.2} have median 0.2, so the step of m (1000 us, one exposed 100 us bucket on 2 GPUs) is
+// 1100 x 1.2 = 1320 us. On a study with its own 2-GPU twins the profile is checked instead:
+// twins measured 20% above the model read an error of 1.2 / 1.2 - 1 = 0 against it.
+TEST(InterconnectCurves, NodeSharingCostCalibratesAOneGpuStudyAndIsChecked) {
+  StudyDigest study;
+  study.configs.push_back(one_gpu_config("m", 32, 1000, 500));
+  PredictOptions options;
+  options.targets = {{1, 2}};
+  options.draws = 500;
+  options.allreduce = {{1e3, 1e6, 8e6}, {10, 100, 730}, 2, "two-gpu test curve"};
+  const ScalingPrediction model_only = predict_scaling(study, options);
+  EXPECT_FALSE(model_only.predictions[0].calibrated);
+  EXPECT_EQ(model_only.calibration, "");
+  EXPECT_FALSE(model_only.measured_node_sharing.given());
+
+  options.node_sharing = {2, {0.1, 0.3, 0.2}, "three test configurations"};
+  const ScalingPrediction result = predict_scaling(study, options);
+  ASSERT_EQ(result.predictions.size(), 1u);
+  const Prediction& p = result.predictions[0];
+  EXPECT_TRUE(p.calibrated);
+  EXPECT_NEAR(p.step_us.point, 1100 * 1.2, 1e-9);
+  EXPECT_NEAR(p.speedup.point, 2 * 1000 / 1320.0, 1e-9);
+  EXPECT_LT(p.step_us.interval95.low, 1100 * 1.1 + 1e-9 + 50);  // the draws span the errors' range
+  EXPECT_GT(p.step_us.interval95.high, 1100 * 1.3 - 50);
+  EXPECT_NE(result.calibration.find("three test configurations"), std::string::npos);
+
+  study.configs.push_back(two_gpu_twin(study.configs[0], 1100, 0.2));
+  const ScalingPrediction checked = predict_scaling(study, options);
+  ASSERT_EQ(checked.validation.size(), 1u);
+  ASSERT_TRUE(checked.validation[0].node_sharing);
+  EXPECT_NEAR(checked.validation[0].node_sharing_error, 0.0, 1e-9);
+  EXPECT_NEAR(checked.validation[0].model_only_error, 0.2, 1e-9);
+  EXPECT_EQ(checked.summary.node_sharing_configurations, 1u);
+  // The study's own errors give its node-sharing cost, and calibrate its forward predictions.
+  ASSERT_TRUE(checked.measured_node_sharing.given());
+  EXPECT_EQ(checked.measured_node_sharing.gpus, 2);
+  ASSERT_EQ(checked.measured_node_sharing.step_errors.size(), 1u);
+  EXPECT_NEAR(checked.measured_node_sharing.step_errors[0], 0.2, 1e-9);
+  EXPECT_NE(checked.calibration.find("study's own 1 N-GPU"), std::string::npos);
+}
+
+// The node_sharing block predict writes is one the catalog reads back, and a bad one is
+// refused with the file's line and what to write.
+TEST(InterconnectCurves, NodeSharingBlockRoundTripsAndIsChecked) {
+  const std::string entry =
+      "interconnects:\n"
+      "  test-2gpu:\n"
+      "    about: two test GPUs\n"
+      "    measured: 2026-11-26\n"
+      "    source: a test\n"
+      "    gpus: 2\n"
+      "    bytes: [1000, 1000000]\n"
+      "    time_us: [10, 100]\n";
+  const NodeSharingCost written{2, {0.125, -0.0625, 0.5}, "a test study: `ddpscale predict x`"};
+  const std::vector<NamedInterconnect> back = parse_interconnect_catalog(entry + node_sharing_yaml(written), "t.yaml");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].node_sharing.gpus, 2);
+  EXPECT_EQ(back[0].node_sharing.source, written.source);
+  EXPECT_EQ(back[0].node_sharing.step_errors, written.step_errors);  // exact in binary at 4 digits
+  EXPECT_FALSE(parse_interconnect_catalog(entry, "t.yaml")[0].node_sharing.given());
+
+  const auto refused = [&](const std::string& block) {
+    return message_of([&] { parse_interconnect_catalog(entry + block, "t.yaml"); });
+  };
+  EXPECT_NE(refused("    node_sharing: {gpus: 2, source: s, step_errors: [0.1, -1.5]}\n").find("t.yaml:9"),
+            std::string::npos);
+  EXPECT_NE(refused("    node_sharing: {gpus: 2, source: s, step_errors: [0.1, -1.5]}\n").find("not above -1"),
+            std::string::npos);
+  EXPECT_NE(refused("    node_sharing: {gpus: 2, source: s, step_errors: []}\n").find("step_errors is empty"),
+            std::string::npos);
+  EXPECT_NE(refused("    node_sharing: {gpus: 2, step_errors: [0.1]}\n").find("needs source"), std::string::npos);
+  EXPECT_NE(refused("    node_sharing: {gpus: 2, source: s, step_errors: [0.1], errors: [1]}\n").find("unknown key 'errors'"),
+            std::string::npos);
+}
+
+// The repository's profiles carry a node-sharing cost with its source, and --allreduce NAME
+// hands it to the predictor; a commbench.csv carries none.
+TEST(InterconnectCurves, RepositoryProfilesCarryTheirNodeSharingCost) {
+  for (const NamedInterconnect& ic : load_interconnect_catalog(kRepositoryCatalog)) {
+    ASSERT_TRUE(ic.node_sharing.given()) << ic.name;
+    EXPECT_EQ(ic.node_sharing.gpus, ic.curve.ranks) << ic.name;
+    EXPECT_GE(ic.node_sharing.step_errors.size(), 20u) << ic.name;
+    EXPECT_NE(ic.node_sharing.source.find("docs/results/"), std::string::npos) << ic.name;
+    EXPECT_EQ(node_sharing_by_name_or_file(ic.name, kRepositoryCatalog).step_errors, ic.node_sharing.step_errors);
+  }
+  EXPECT_FALSE(node_sharing_by_name_or_file("some/commbench.csv", kRepositoryCatalog).given());
+}
+
 }  // namespace
 }  // namespace ddpscale

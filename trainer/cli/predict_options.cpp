@@ -110,7 +110,9 @@ void add_predict_target_options(cxxopts::Options& options) {
       ("allreduce", "the allreduce curve to predict from, instead of the study's own (a study of 1 GPU has none): a "
                     "name in --interconnects (h200-nvlink-2gpu, h100-nvlink-2gpu: measured curves, each with its "
                     "machine and source), or FILE.csv, a commbench.csv measured anywhere (as `ddpscale report` writes "
-                    "it beside report.md); carried to each N as a ring at the curve's bus bandwidth",
+                    "it beside report.md); carried to each N as a ring at the curve's bus bandwidth. A name also "
+                    "brings the machine's measured cost of sharing a node, which calibrates a study of 1 GPU (a "
+                    "study with N-GPU runs is calibrated by its own, and checked against the name's)",
        cxxopts::value<std::string>())
       ("interconnects", "YAML file of named allreduce curves for --allreduce NAME",
        cxxopts::value<std::string>()->default_value(default_interconnects_file()))
@@ -177,6 +179,7 @@ PredictOptions predict_options_from(const PredictTargetArgs& args) {
   }
   predict.network = network_of(args);
   predict.allreduce = allreduce_curve_of(args);
+  if (args.allreduce) predict.node_sharing = node_sharing_by_name_or_file(*args.allreduce, args.interconnects);
   const bool several_nodes =
       std::any_of(predict.targets.begin(), predict.targets.end(), [](const Topology& t) { return t.nodes > 1; });
   if (several_nodes && !predict.network.given())
@@ -219,6 +222,9 @@ std::string self_check_line(const ValidationSummary& s) {
   if (s.other_models_configurations > 0)
     line << "; other models only " << 100 * s.other_models_median_abs_error << "%, " << 100 * s.other_models_coverage
          << "% (of " << s.other_models_configurations << ")";
+  if (s.node_sharing_configurations > 0)
+    line << "; the named profile's node sharing only " << 100 * s.node_sharing_median_abs_error << "%, "
+         << 100 * s.node_sharing_coverage << "%";
   return line.str();
 }
 

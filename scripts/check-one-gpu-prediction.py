@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""How well a study of one GPU is predicted on N GPUs from a named interconnect profile.
+
+Studies measured on 1 and N GPUs of one kind of machine are grouped by lease (one machine,
+one host state). Each lease in turn is held out: the profile's cost of sharing a node is
+built from the other leases' studies only (their model errors, `ddpscale predict`'s
+node-sharing.yaml), and every N-GPU configuration of the held-out lease is predicted from its
+1-GPU twin, the named allreduce curve and that cost alone, as a user with one GPU would be
+told; then compared with what was measured. Prints the median absolute error and the
+coverage of the 95% intervals per model family and overall, and the profile pooled from
+every lease (the node_sharing block for the entry in experiments/interconnects.yaml).
+
+  scripts/check-one-gpu-prediction.py --interconnect h100-nvlink-2gpu \\
+      --lease seed=docs/results/h100x2/seed-study \\
+      --lease repro1=docs/results/h100x2/reproducibility/study-i,docs/results/h100x2/reproducibility/study-j ...
+
+Each DIR is a study folder (`ddpscale sweep --out`) or a report folder (summary.csv).
+Needs PyYAML (python3-yaml) and a built ddpscale; no GPU.
+"""
+import argparse
+import csv
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+FAMILIES = [("cnn", ("resnet",)), ("transformer", ("transformer", "gpt2", "bert", "vit")),
+            ("rnn", ("lstm", "gru")), ("mlp", ("mlp",))]
+
+
+def family_of(model):
+    name = os.path.basename(model).lower()
+    for family, stems in FAMILIES:
+        if any(stem in name for stem in stems):
+            return family
+    return "other"
+
+
+def predict(ddpscale, study, interconnect, catalog, out):
+    command = [ddpscale, "predict", study, "--gpus", "2", "--allreduce", interconnect, "--interconnects", catalog,
+               "--no-plots", "--out", out]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"check-one-gpu-prediction.py: {' '.join(command)} failed:\n{done.stderr}")
+
+
+def model_errors(ddpscale, studies, interconnect, catalog, scratch):
+    """The model-only step errors of the studies' N-GPU configurations, and N."""
+    errors, gpus = [], set()
+    for k, study in enumerate(studies):
+        out = os.path.join(scratch, f"errors-{k}")
+        predict(ddpscale, study, interconnect, catalog, out)
+        path = os.path.join(out, "node-sharing.yaml")
+        if not os.path.exists(path):
+            sys.exit(f"check-one-gpu-prediction.py: {study} has no N-GPU configuration with its 1-GPU twin")
+        with open(path) as f:
+            block = yaml.safe_load(f)["node_sharing"]
+        errors += block["step_errors"]
+        gpus.add(block["gpus"])
+    if len(gpus) != 1:
+        sys.exit(f"check-one-gpu-prediction.py: the studies were measured at different GPU counts {sorted(gpus)}")
+    return errors, gpus.pop()
+
+
+def catalog_with(base_catalog, interconnect, errors, gpus, source, path):
+    with open(base_catalog) as f:
+        catalog = yaml.safe_load(f)
+    if interconnect not in catalog["interconnects"]:
+        sys.exit(f"check-one-gpu-prediction.py: {interconnect} is not in {base_catalog}")
+    catalog["interconnects"][interconnect]["node_sharing"] = {"gpus": gpus, "source": source,
+                                                               "step_errors": [round(e, 4) for e in errors]}
+    with open(path, "w") as f:
+        yaml.safe_dump(catalog, f, sort_keys=False)
+
+
+def checked_rows(ddpscale, studies, interconnect, catalog, scratch, lease):
+    rows = []
+    for k, study in enumerate(studies):
+        out = os.path.join(scratch, f"check-{lease}-{k}")
+        predict(ddpscale, study, interconnect, catalog, out)
+        with open(os.path.join(out, "validation.csv")) as f:
+            for r in csv.DictReader(f):
+                if r["node_sharing"]:
+                    point, low, high = (float(r[k]) for k in ("node_sharing", "node_sharing_low", "node_sharing_high"))
+                    rows.append({"lease": lease, "study": study, "model": r["model"], "family": family_of(r["model"]),
+                                 "error": float(r["node_sharing_error"]), "covered": r["node_sharing_covered"] == "true",
+                                 "half_width": (high - low) / 2 / point})
+    return rows
+
+
+def summary_line(name, rows):
+    errors = [abs(r["error"]) for r in rows]
+    covered = sum(r["covered"] for r in rows)
+    half_width = statistics.median(r["half_width"] for r in rows)
+    return (f"| {name} | {len(rows)} | {100 * statistics.median(errors):.1f}% | "
+            f"{covered} of {len(rows)} ({100 * covered / len(rows):.0f}%) | {100 * half_width:.1f}% |")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--interconnect", required=True, help="the entry's name, e.g. h100-nvlink-2gpu")
+    parser.add_argument("--lease", action="append", required=True, metavar="NAME=DIR[,DIR...]",
+                        help="the studies of one lease (repeat; at least two leases)")
+    parser.add_argument("--interconnects", default=os.path.join(os.path.dirname(__file__), "..", "experiments",
+                                                                "interconnects.yaml"))
+    parser.add_argument("--ddpscale", default=os.path.join(os.path.dirname(__file__), "..", "build", "trainer",
+                                                           "ddpscale"))
+    args = parser.parse_args()
+    leases = {}
+    for item in args.lease:
+        name, _, dirs = item.partition("=")
+        if not dirs:
+            parser.error(f"--lease {item}: give NAME=DIR[,DIR...]")
+        leases[name] = dirs.split(",")
+    if len(leases) < 2:
+        parser.error("give at least two leases: each is checked against a profile built from the others")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        errors_of = {}
+        for name, studies in leases.items():
+            errors_of[name] = model_errors(args.ddpscale, studies, args.interconnect, args.interconnects,
+                                           os.path.join(scratch, name))
+        rows = []
+        for held_out, studies in leases.items():
+            others = [n for n in leases if n != held_out]
+            pooled = [e for n in others for e in errors_of[n][0]]
+            catalog = os.path.join(scratch, f"catalog-without-{held_out}.yaml")
+            catalog_with(args.interconnects, args.interconnect, pooled, errors_of[others[0]][1],
+                         "leases " + ", ".join(others), catalog)
+            rows += checked_rows(args.ddpscale, studies, args.interconnect, catalog, scratch, held_out)
+
+    print("Each lease predicted from a profile built from the other leases only.\n")
+    print("| model family | configurations | median abs. error | inside the 95% interval | median half-width |")
+    print("|---|---:|---:|---:|---:|")
+    for family, _ in FAMILIES + [("other", ())]:
+        picked = [r for r in rows if r["family"] == family]
+        if picked:
+            print(summary_line(family, picked))
+    for lease in leases:
+        print(summary_line(f"lease {lease}", [r for r in rows if r["lease"] == lease]))
+    print(summary_line("all", rows))
+    all_errors = [e for n in leases for e in errors_of[n][0]]
+    gpus = next(iter(errors_of.values()))[1]
+    print("\nThe profile pooled from every lease (for the entry's node_sharing):\n")
+    print(yaml.safe_dump({"node_sharing": {"gpus": gpus, "source": "leases " + ", ".join(
+        f"{n} ({' '.join(leases[n])})" for n in leases), "step_errors": [round(e, 4) for e in all_errors]}},
+        sort_keys=False, width=100, default_flow_style=None))
+
+
+if __name__ == "__main__":
+    main()
