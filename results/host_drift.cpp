@@ -41,6 +41,16 @@ bool has_calibration(const std::vector<ConfigRecord>& configs) {
   return false;
 }
 
+double median_host_calibration_us(const std::vector<ConfigRecord>& configs) {
+  std::vector<double> readings;
+  for (const ConfigRecord& config : configs)
+    for (const RunRecord& run : config.runs) {
+      const double us = rank0_calibration(run, &RankTimings::calibration_host_us);
+      if (std::isfinite(us)) readings.push_back(us);
+    }
+  return readings.empty() ? kNaN : median(readings);
+}
+
 std::vector<CalibrationPoint> calibration_timeline(const std::vector<ConfigRecord>& configs) {
   std::vector<std::pair<int64_t, CalibrationPoint>> timed;
   for (const ConfigRecord& config : configs) {

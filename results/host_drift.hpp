@@ -48,6 +48,10 @@ struct CalibrationPoint {
 };
 std::vector<CalibrationPoint> calibration_timeline(const std::vector<ConfigRecord>& configs);
 
+// The median over the study's runs of rank 0's host calibration (the fixed host-only loop
+// before each run), in microseconds: how fast the host ran. NaN when no run carries one.
+double median_host_calibration_us(const std::vector<ConfigRecord>& configs);
+
 // True when at least one run of the study carries a calibration reading.
 bool has_calibration(const std::vector<ConfigRecord>& configs);
 

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "config_fields.hpp"
+#include "host_drift.hpp"
 #include "json_writer.hpp"
 #include "report_document.hpp"
 #include "report_format.hpp"
@@ -131,6 +132,11 @@ std::string summary_line(const ComparisonResult& r) {
       line += ", with a median 95% half-width of " + percent(r.median_relative_half_width_a) + " of the speedup in A and " +
               percent(r.median_relative_half_width_b) + " in B";
   }
+  const double host_ratio = r.host_calibration_us_b / r.host_calibration_us_a;
+  if (std::isfinite(host_ratio) && drift_of(host_ratio) > kDriftThreshold)
+    line += "; the two hosts ran the fixed calibration loop at different speeds (" + format_number(r.host_calibration_us_a) +
+            " us in A, " + format_number(r.host_calibration_us_b) + " us in B, median): each study's intervals cover its own "
+            "host's launches, not the other host's speed, so speedups may differ beyond both intervals";
   line += "; throughput changed significantly on " + std::to_string(r.significant.size()) + " of " +
           std::to_string(r.configs.size());
   for (size_t i = 0; i < r.significant.size() && i < kNamedInSummary; ++i) {
@@ -202,6 +208,8 @@ ComparisonResult compare_loaded(const LoadedStudy& study_a, const LoadedStudy& s
   r.b = describe(study_b);
   r.options = options;
   // The report's own analysis of each study: its speedups, intervals and kept runs.
+  r.host_calibration_us_a = median_host_calibration_us(study_a.configs);
+  r.host_calibration_us_b = median_host_calibration_us(study_b.configs);
   const StudyAnalysis a = analyze_study(study_a.configs, options.bootstrap);
   const StudyAnalysis b = analyze_study(study_b.configs, options.bootstrap);
   const std::map<std::string, size_t> a_by_key = index_by_key(a, options.ignore_fields, "A");

@@ -88,6 +88,10 @@ struct ComparisonResult {
   // to the speedup, in each study (NaN without intervals): agreement bought with wide
   // intervals shows here.
   double median_relative_half_width_a = kNaN, median_relative_half_width_b = kNaN;
+  // Each study's median host calibration (host_drift.hpp; NaN without one). A study's
+  // intervals cover its own host's launches, not another host's speed: where these differ
+  // by more than kDriftThreshold the summary says so.
+  double host_calibration_us_a = kNaN, host_calibration_us_b = kNaN;
   // "speedups agree on 47 of 52 configurations; throughput changed significantly on 3: ..."
   std::string summary_line;
 };

@@ -163,6 +163,34 @@ TEST(StudyComparison, IdenticalStudiesAgreeEverywhere) {
                                 " in B; throughput changed significantly on 0 of 4");
 }
 
+// Each run's rank-0 host calibration is 400 us in A; in B 400 (the same host), then 436 us
+// (9%: below the drift threshold), then 460 us (15%: more). The medians are exact.
+TEST(StudyComparison, SaysWhenTheTwoHostsRanAtDifferentSpeeds) {
+  const auto calibrated = [](double host_us) {
+    std::vector<ConfigRecord> configs = four_configs();
+    for (ConfigRecord& c : configs)
+      for (RunRecord& run : c.runs)
+        for (RankTimings& rank : run.ranks) rank.calibration_host_us = {static_cast<float>(host_us)};
+    return configs;
+  };
+  const std::string note = "the two hosts ran the fixed calibration loop at different speeds";
+  TempDir root;
+  const std::string a = write_study_dir(root, "a", calibrated(400));
+  for (const auto& [host_us, noted] : {std::pair{400.0, false}, std::pair{436.0, false}, std::pair{460.0, true}}) {
+    const std::string b = write_study_dir(root, "b" + std::to_string(static_cast<int>(host_us)), calibrated(host_us));
+    const ComparisonResult r = compare_studies(a, b);
+    EXPECT_EQ(r.host_calibration_us_a, 400.0);
+    EXPECT_EQ(r.host_calibration_us_b, host_us);
+    EXPECT_EQ(r.summary_line.find(note) != std::string::npos, noted) << host_us << ": " << r.summary_line;
+  }
+  EXPECT_NE(compare_studies(a, root / "b460").summary_line.find("(400 us in A, 460 us in B, median)"),
+            std::string::npos);
+  // Without calibrations (studies before it, or four_configs()) nothing is said.
+  const ComparisonResult plain = compare_studies(write_study_dir(root, "p", four_configs()), a);
+  EXPECT_TRUE(std::isnan(plain.host_calibration_us_a));
+  EXPECT_EQ(plain.summary_line.find(note), std::string::npos);
+}
+
 // Halving every step time doubles every throughput exactly (scaling by 2 is exact in binary
 // floating point), and with the same seed the bootstrap draws the same runs, so every
 // resampled ratio, and so the interval, is exactly twice that of identical studies.
