@@ -75,8 +75,10 @@ int run_sweep_command(int argc, char** argv) {
     sweep.commbench = args.count("no-commbench") == 0;
     sweep.command_line = typed_command_line(argc, argv);
     // A launch started by the driver of a study records the command the user typed.
-    if (const char* study_command = std::getenv(kStudyCommandVariable); study_command && args.count("launch"))
+    if (const char* study_command = std::getenv(kStudyCommandVariable); study_command && args.count("launch")) {
       sweep.command_line = study_command;
+      sweep.later_launches_follow = true;
+    }
     if (args.count("launch")) {
       const int launch = args["launch"].as<int>();
       if (launch < 1) throw UsageError("--launch counts from 1, got " + std::to_string(launch));
