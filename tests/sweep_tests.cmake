@@ -80,6 +80,33 @@ grep -o 'elapsed [0-9:]*' "$out.log" | awk -F'[ :]' '{ t = $2 * 3600 + $3 * 60 +
 set_tests_properties(sweep_heartbeat PROPERTIES LABELS "mpi;study" ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300
                      RUN_SERIAL TRUE)
 
+# The progress estimate against the time really left, on configurations of deliberately
+# different cost (tests/specs/eta.yaml), and --dry-run's estimate, started without mpirun,
+# from the study that sweep stored, against the time it took (tests/eta_test.sh).
+add_test(NAME sweep_eta_accuracy
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/eta_test.sh $<TARGET_FILE:ddpscale> ${ddpscale_studies_dir}/eta
+                 -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_eta_accuracy PROPERTIES LABELS "mpi;study" TIMEOUT 180 RUN_SERIAL TRUE
+                     PASS_REGULAR_EXPRESSION "\\[sweep_eta_accuracy\\] ok")
+
+# --dry-run started as a plain process, with no study in --out to estimate from: it exits 0
+# and says plainly that there is no estimate before a run is measured.
+add_test(NAME sweep_dry_run_without_measurements
+         COMMAND bash -c [=[
+set -u
+printed=$("$@")
+status=$?
+echo "$printed"
+[ "$status" -eq 0 ] || { echo "--dry-run exited with $status"; exit 1; }
+grep -Eq '^# estimate: unavailable: no run has been measured yet \(.*/never-measured holds no finished run\)' <<<"$printed" ||
+  { echo "no plain 'unavailable' estimate line"; exit 1; }
+echo "dry run without measurements ok"
+]=] sweep_dry_run_without_measurements $<TARGET_FILE:ddpscale> sweep ${CMAKE_CURRENT_SOURCE_DIR}/specs/tiny.yaml
+                 --out ${ddpscale_studies_dir}/never-measured --dry-run --device cpu)
+set_tests_properties(sweep_dry_run_without_measurements PROPERTIES LABELS unit TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "dry run without measurements ok"
+                     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+
 # A one-node SLURM cluster on localhost (root; munge + slurmctld + slurmd) runs
 # slurm/study.sbatch on tests/specs/tiny.yaml. 77 (skipped) where SLURM cannot start.
 add_test(NAME slurm_study

@@ -43,8 +43,9 @@ int run_sweep_command(int argc, char** argv) {
                  "launches starts each as fresh processes itself", cxxopts::value<int>())
       ("launcher", "how each launch of a study of several launches is started: the launcher and its options before -np",
        cxxopts::value<std::string>()->default_value("mpirun --bind-to none"))
-      ("dry-run", "list the configurations in run order and the steps they will train, then exit (measures nothing: "
-                  "needs no mpirun and no --out)")
+      ("dry-run", "list the configurations in run order and the steps they will train, with an estimate of the time "
+                  "they take from the runs a study in --out measured (none where it holds none), then exit "
+                  "(measures nothing: needs no mpirun)")
       ("no-memory-check", "skip the memory pre-flight, which refuses the spec before the first run when a "
                           "configuration's estimated training memory (weights, gradients, optimizer state, gradient "
                           "buckets, activations) exceeds the free memory (also: memory_check: false in the spec)");
@@ -75,8 +76,10 @@ int run_sweep_command(int argc, char** argv) {
     sweep.commbench = args.count("no-commbench") == 0;
     sweep.command_line = typed_command_line(argc, argv);
     // A launch started by the driver of a study records the command the user typed.
-    if (const char* study_command = std::getenv(kStudyCommandVariable); study_command && args.count("launch"))
+    if (const char* study_command = std::getenv(kStudyCommandVariable); study_command && args.count("launch")) {
       sweep.command_line = study_command;
+      sweep.later_launches_follow = true;
+    }
     if (args.count("launch")) {
       const int launch = args["launch"].as<int>();
       if (launch < 1) throw UsageError("--launch counts from 1, got " + std::to_string(launch));

@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -27,6 +29,8 @@
 #include "run_store.hpp"
 #include "study/run_summary.hpp"
 #include "study/stop_signals.hpp"
+#include "study/stored_run_times.hpp"
+#include "study/sweep_eta.hpp"
 #include "study_analysis.hpp"
 #include "launch/system_report.hpp"
 #include "study/train_options.hpp"
@@ -228,16 +232,27 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
   return "";
 }
 
+// "1:02:03": hours, minutes and seconds.
+std::string clock_text(double seconds) {
+  char text[32];
+  const long s = std::lround(seconds);
+  std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return text;
+}
+
 // Rank 0's progress lines: one when a configuration is stored (and, on a terminal, one line
 // redrawn after every run) and, between those, one at least every kHeartbeat naming what is
-// running, so a long configuration or a launch starting up is never silence.
+// running, so a long configuration or a launch starting up is never silence. The eta is
+// SweepEta's, from the run times measured so far (docs/methodology.md, "Progress and its
+// estimate"); "?" until a configuration has finished.
 class Progress {
  public:
   static constexpr std::chrono::seconds kHeartbeat{10};
 
-  Progress(size_t total_configs, size_t total_runs, bool leader)
+  Progress(size_t total_configs, size_t total_runs, std::vector<PlannedConfiguration> plan, bool leader)
       : total_configs_(total_configs),
         total_runs_(total_runs),
+        eta_(std::move(plan)),
         start_(std::chrono::steady_clock::now()),
         last_line_(start_),
         tty_(isatty(STDERR_FILENO) != 0) {
@@ -254,44 +269,49 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  void run_done() {
+  void run_done(size_t config) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++runs_;
+    eta_.run_done(config, seconds_since_start());
     if (tty_) print('\r');
   }
-  void config_done(const std::string& id, const std::string& note) {
+  void config_done(size_t config, const std::string& id, const std::string& note) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++configs_;
+    eta_.configuration_done(config, seconds_since_start());
     if (tty_) std::fprintf(stderr, "\r\033[K");
     print('\n', id + " " + note);
   }
-  void skipped(size_t runs) {
+  void skipped(size_t config, size_t runs) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++configs_;
     runs_ += runs;
+    eta_.skipped(config);
   }
-  void mark_resume_point() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    skipped_runs_at_start_ = runs_;
-  }
-  void now_running(const std::string& what) {
+  // Configurations first .. first + members - 1 begin (interleaved twins, or one alone).
+  void now_running(size_t first, size_t members, const std::string& what) {
     std::lock_guard<std::mutex> lock(mutex_);
     running_ = what;
+    eta_.group_started(first, members, seconds_since_start());
+  }
+  void runs_began() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    eta_.runs_began(seconds_since_start());
   }
 
  private:
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
   // Called with mutex_ held.
   void print(char end, const std::string& what = "") {
-    const auto now = std::chrono::steady_clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const double done = static_cast<double>(runs_ - skipped_runs_at_start_);
-    const double left = static_cast<double>(total_runs_ - runs_);
-    const double eta = done > 0 ? elapsed / done * left : 0;
+    const double elapsed = seconds_since_start();
+    const std::optional<double> eta = eta_.seconds_left(elapsed);
     std::fprintf(stderr, "[sweep] configs %zu/%zu  runs %zu/%zu  elapsed %s  eta %s%s%s%c", configs_, total_configs_,
-                 runs_, total_runs_, clock(elapsed).c_str(), done > 0 ? clock(eta).c_str() : "?",
+                 runs_, total_runs_, clock_text(elapsed).c_str(), eta ? clock_text(*eta).c_str() : "?",
                  what.empty() ? "" : "  ", what.c_str(), end);
     std::fflush(stderr);
-    if (end == '\n') last_line_ = now;
+    if (end == '\n') last_line_ = std::chrono::steady_clock::now();
   }
   void beat_until_stopped() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -301,15 +321,9 @@ class Progress {
       print('\n', running_.empty() ? "" : "running " + running_);
     }
   }
-  static std::string clock(double seconds) {
-    char text[32];
-    const long s = static_cast<long>(seconds);
-    std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-    return text;
-  }
-
   size_t total_configs_, total_runs_;
-  size_t configs_ = 0, runs_ = 0, skipped_runs_at_start_ = 0;
+  size_t configs_ = 0, runs_ = 0;
+  SweepEta eta_;
   std::chrono::steady_clock::time_point start_, last_line_;
   bool tty_;
   std::string running_;  // the configuration (or pair) under way
@@ -387,7 +401,10 @@ class SweepLaunch {
   int run() {
     if (!expand_configurations()) return 2;
     if (options_.dry_run) {
-      if (leader_) print_plan(spec_, configs_, device_.cuda, launches_);
+      if (leader_) {
+        print_plan(spec_, configs_, device_.cuda, launches_);
+        print_estimate();
+      }
       return 0;
     }
     if (driving_) return drive_every_launch();
@@ -395,7 +412,7 @@ class SweepLaunch {
     install_stop_handlers(leader_);
     make_groups_and_communicators();
     if (!write_study_file()) return 1;
-    Progress progress(configs_.size(), runs_of_this_launch(), leader_);
+    Progress progress(configs_.size(), runs_of_this_launch(), eta_plan(), leader_);
     account_for_skipped(progress);
     for (size_t i = 0; i < configs_.size(); ++i) {
       if (skip_[i]) continue;
@@ -523,11 +540,98 @@ class SweepLaunch {
     return total_runs;
   }
 
+  // What the estimate plans: this launch's configurations in run order, then, where the
+  // driver of the study started this launch and starts the later ones after it, the same
+  // configurations again for each later launch (fresh processes build and run them anew).
+  std::vector<PlannedConfiguration> eta_plan() const {
+    const int last_launch = options_.later_launches_follow ? launches_ - 1 : launch_;
+    std::vector<PlannedConfiguration> plan;
+    for (int k = launch_; k <= last_launch; ++k)
+      for (size_t i = 0; i < configs_.size(); ++i) {
+        const TrainOptions& o = configs_[i].options;
+        const LaunchShare share = launch_share(o.runs, k, launches_);
+        PlannedConfiguration planned;
+        planned.shape = {ids_[i], o.model, o.world_size, batch_per_rank(o, o.world_size), o.warmup + o.steps};
+        planned.runs_left = share.end - share.first;
+        plan.push_back(planned);
+      }
+    return plan;
+  }
+
+  // --dry-run's estimate of the time the runs will take, by SweepEta's rule from the runs of
+  // a study in --out; where it holds none, a plain "unavailable": --dry-run times nothing,
+  // and a step timed on one rank alone is not a step of the sweep.
+  void print_estimate() const {
+    const std::vector<MeasuredConfiguration> measured = run_times_in_study(options_.out_dir);
+    size_t complete = 0;
+    const std::vector<PlannedConfiguration> plan = dry_run_plan(complete);
+    int runs = 0, configurations = 0;
+    for (const auto& p : plan)
+      if (p.runs_left > 0) runs += p.runs_left, ++configurations;
+    const std::string skipping =
+        complete == 0 ? "" : "; " + std::to_string(complete) + " configuration files complete in " + options_.out_dir +
+                                 " are left out, as --resume skips them";
+    const std::optional<double> seconds = estimate_seconds_left(plan, measured);
+    if (runs == 0)
+      std::printf("# estimate: nothing to run%s\n", skipping.c_str());
+    else if (!seconds)
+      std::printf("# estimate: unavailable: no run has been measured yet (%s holds no finished run); run a short "
+                  "version of this spec first (fewer runs and steps) with --out %s, then --dry-run --out %s "
+                  "estimates this one from its runs%s\n",
+                  options_.out_dir.c_str(), options_.out_dir.c_str(), options_.out_dir.c_str(), skipping.c_str());
+    else
+      std::printf("# estimate: about %s for %d runs of %d configurations, from the runs stored in %s (%s); model "
+                  "builds, storing and start-up not counted%s\n",
+                  clock_text(*seconds).c_str(), runs, configurations, options_.out_dir.c_str(),
+                  basis_counts(plan, measured).c_str(), skipping.c_str());
+  }
+
+  // What --dry-run's estimate plans: every launch's share of every configuration, less the
+  // configuration files already complete in --out (counted in `complete`) unless --overwrite.
+  std::vector<PlannedConfiguration> dry_run_plan(size_t& complete) const {
+    std::vector<PlannedConfiguration> plan;
+    complete = 0;
+    for (int k = 0; k < launches_; ++k)
+      for (size_t i = 0; i < configs_.size(); ++i) {
+        const TrainOptions& o = configs_[i].options;
+        const LaunchShare share = launch_share(o.runs, k, launches_);
+        PlannedConfiguration planned;
+        planned.shape = {ids_[i], o.model, o.world_size, batch_per_rank(o, o.world_size), o.warmup + o.steps};
+        planned.runs_left = share.end - share.first;
+        const std::string path = config_file(options_, ids_[i], k, launches_);
+        if (!options_.overwrite && fs::exists(path) && config_file_matches(path, params_with_model(i))) {
+          planned.runs_left = 0;
+          planned.stored = true;
+          ++complete;
+        }
+        plan.push_back(planned);
+      }
+    return plan;
+  }
+
+  ConfigParams params_with_model(size_t i) const {
+    const TrainOptions& o = configs_[i].options;
+    ConfigParams p = config_params(o, o.world_size, models_[i].parameters, device_.cuda);
+    p.nccl_profile = configs_[i].nccl_profile;
+    return p;
+  }
+
+  // How many of the configurations left were estimated on which basis.
+  static std::string basis_counts(const std::vector<PlannedConfiguration>& plan,
+                                  const std::vector<MeasuredConfiguration>& measured) {
+    std::set<std::string> by_basis[3];
+    for (const auto& p : plan)
+      if (p.runs_left > 0)
+        if (const auto basis = estimate_basis(p.shape, measured)) by_basis[static_cast<int>(*basis)].insert(p.shape.id);
+    return "configurations estimated from their own runs: " + std::to_string(by_basis[0].size()) +
+           ", from the same model and world size at other batch sizes: " + std::to_string(by_basis[1].size()) +
+           ", from the mean step of every run: " + std::to_string(by_basis[2].size());
+  }
+
   // The configurations --resume found complete count as done; the first line says so.
   void account_for_skipped(Progress& progress) const {
     for (size_t i = 0; i < configs_.size(); ++i)
-      if (skip_[i]) progress.skipped(runs_here(configs_[i]));
-    progress.mark_resume_point();
+      if (skip_[i]) progress.skipped(i, runs_here(configs_[i]));
     const std::string launch_text = launches_ > 1 ? ", launch " + std::to_string(launch_ + 1) + " of " +
                                                         std::to_string(launches_) + " (pid " +
                                                         std::to_string(getpid()) + ")"
@@ -547,8 +651,10 @@ class SweepLaunch {
     const bool interleave = spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i + 1] &&
                             run_twins(configs_[i], configs_[i + 1], device_.cuda);
     const size_t members = interleave ? 2 : 1;
-    const auto on_run_done = [&](const RunRecord&) { progress.run_done(); };
-    progress.now_running(ids_[i] + (interleave ? " and " + ids_[i + 1] : ""));
+    const auto on_run_done_of = [&progress](size_t config) {
+      return [&progress, config](const RunRecord&) { progress.run_done(config); };
+    };
+    progress.now_running(i, members, ids_[i] + (interleave ? " and " + ids_[i + 1] : ""));
     std::vector<std::unique_ptr<ConfigurationRuns>> runs(members);
     std::shared_ptr<InitialModel> shared_model;  // twins start from the same parameters: one copy
     for (size_t m = 0; m < members; ++m) {
@@ -559,19 +665,20 @@ class SweepLaunch {
       runs[m] = std::make_unique<ConfigurationRuns>(o, *groups_[o.world_size], comms_[o.world_size].get(), device_,
                                                     shared_model, share.first, share.end);
     }
+    progress.runs_began();
     if (interleave) {
       const LaunchShare share = share_of(configs_[i]);
       // A B B A ... from the first run of this launch's share; the next launch's continues it.
       for (int k = share.first; k < share.end; ++k)
         for (size_t j = 0; j < 2; ++j) {
           const size_t m = k % 2 == 0 ? j : 1 - j;
-          if (runs[m]) runs[m]->run_next(on_run_done);
+          if (runs[m]) runs[m]->run_next(on_run_done_of(i + m));
           // the other twin's ranks wait for this run
           sweep_barrier(mpi_.world(), "sweep barrier after run " + std::to_string(k + 1) + " of " + ids_[i + m],
                         runs[m] != nullptr);
         }
     } else if (runs[0]) {
-      runs[0]->run_remaining(on_run_done);
+      runs[0]->run_remaining(on_run_done_of(i));
     }
     for (size_t m = 0; m < members; ++m) {
       const std::string note = runs[m] && leader_ ? store(configs_[i + m], runs[m]->take_record()) : "";
@@ -581,7 +688,7 @@ class SweepLaunch {
       // run) and rank 0 wrote its file: they bound the wait; the idle ones do not.
       sweep_barrier(mpi_.world(), barrier, runs[m] != nullptr);
       if (!agree_on_leaders_error(store_error_, "storing " + ids_[i + m], "\n")) return 0;
-      if (leader_) progress.config_done(ids_[i + m], note);
+      if (leader_) progress.config_done(i + m, ids_[i + m], note);
     }
     return members;
   }

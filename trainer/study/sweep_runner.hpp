@@ -26,6 +26,9 @@ struct SweepOptions {
   // Which launch this process measures (0-based; --launch counts from 1), -1: every launch,
   // driving them as nested jobs where the study has more than one (study/launch_driver.hpp).
   int launch = -1;
+  // The driver of the study started this launch and starts the later ones after it, so the
+  // progress estimate counts their runs too.
+  bool later_launches_follow = false;
   // How a launch is started (--launcher): the launcher and its options before -np.
   std::string launcher = "mpirun --bind-to none";
   // The options each launch is given as they were given here (--device, --comm-timeout, ...).

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The sweep's estimate of the time left against the time really left (tests/sweep_tests.cmake,
+# sweep_eta_accuracy): a 2-rank sweep of tests/specs/eta.yaml, every progress line stamped as
+# it arrives. Each line that carries an estimate (all after the first configurations are
+# stored) while at least 5 s are left must be within half of the time from it to the
+# sweep's end, plus 1 s: the estimate is printed in whole seconds. Closer to the end than
+# about two runs, one run slowed by another process on the two cores moves the time left by
+# more than half whatever was estimated. At least three such lines. Then --dry-run, started without mpirun, estimates the same
+# sweep from the study it wrote: within half of the time the sweep took.
+#
+# Usage: eta_test.sh BIN WORK [-- MPIRUN...]
+set -u
+TEST_NAME=sweep_eta_accuracy
+source "$(dirname "${BASH_SOURCE[0]}")/sweep_test_lib.sh"
+BIN="$1" WORK="$2"
+shift 2
+mpirun_from_args "$@"
+SPEC="$SWEEP_TESTS_DIR/specs/eta.yaml"
+rm -rf "$WORK" && mkdir -p "$WORK"
+out="$WORK/study" log="$WORK/progress.log"
+
+"${MPIRUN[@]}" -np 2 "$BIN" sweep "$SPEC" --out "$out" --no-commbench --device cpu 2>&1 |
+  while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$log"
+status=${PIPESTATUS[0]}
+cat "$log"
+[ "$status" -eq 0 ] || fail "the sweep exited with $status"
+grep -q '\[sweep\] done' "$log" || fail "no [sweep] done line"
+
+# Each estimate against the time from its line to the "[sweep] done" line.
+awk '
+  / \[sweep\] done/ { end = $1 }
+  / \[sweep\] configs / { for (i = 1; i < NF; ++i) if ($i == "eta") { t[++n] = $1; eta[n] = $(i + 1) } }
+  END {
+    for (k = 1; k <= n; ++k) {
+      left = end - t[k]
+      if (eta[k] == "?" || left < 5) continue
+      split(eta[k], hms, ":")
+      estimate = hms[1] * 3600 + hms[2] * 60 + hms[3]
+      error = (estimate - left) / left
+      ok = (estimate - left <= 0.5 * left + 1 && left - estimate <= 0.5 * left + 1)
+      printf "[sweep_eta_accuracy] eta %d s, really left %.1f s: %+.0f%%%s\n", estimate, left, 100 * error, ok ? "" : "  OUT OF BOUNDS"
+      checked++
+      if (!ok) bad++
+    }
+    if (checked < 3) { print "[sweep_eta_accuracy] FAIL: only " checked + 0 " lines carry an estimate"; exit 1 }
+    exit bad > 0
+  }' "$log" || fail "an estimate is more than half (plus 1 s) off the time left"
+
+# The time the sweep took, from its first line to its end, against --dry-run's estimate
+# from the runs it stored (--overwrite: as if every configuration were measured again).
+took=$(awk '/\[sweep\] .*configurations \(/ && !start { start = $1 } / \[sweep\] done/ { printf "%.1f", $1 - start }' "$log")
+estimate_line=$("$BIN" sweep "$SPEC" --out "$out" --dry-run --overwrite --device cpu | grep '^# estimate:') ||
+  fail "--dry-run without mpirun printed no estimate line"
+say "$estimate_line"
+estimate=$(sed -n 's/^# estimate: about \([0-9]*\):\([0-9]*\):\([0-9]*\) for 18 runs of 6 configurations.*/\1 \2 \3/p' <<<"$estimate_line" |
+  awk '{ print $1 * 3600 + $2 * 60 + $3 }')
+[ -n "$estimate" ] || fail "--dry-run's estimate does not cover the 18 runs of 6 configurations"
+awk -v e="$estimate" -v t="$took" 'BEGIN { printf "[sweep_eta_accuracy] --dry-run estimated %d s, the sweep took %.1f s: %+.0f%%\n", e, t, 100 * (e - t) / t; exit !(e >= 0.5 * t && e <= 1.5 * t) }' ||
+  fail "--dry-run's estimate is more than half off the sweep's time"
+say "ok"
