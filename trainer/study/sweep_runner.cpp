@@ -547,15 +547,18 @@ class SweepLaunch {
     const int last_launch = options_.later_launches_follow ? launches_ - 1 : launch_;
     std::vector<PlannedConfiguration> plan;
     for (int k = launch_; k <= last_launch; ++k)
-      for (size_t i = 0; i < configs_.size(); ++i) {
-        const TrainOptions& o = configs_[i].options;
-        const LaunchShare share = launch_share(o.runs, k, launches_);
-        PlannedConfiguration planned;
-        planned.shape = {ids_[i], o.model, o.world_size, batch_per_rank(o, o.world_size), o.warmup + o.steps};
-        planned.runs_left = share.end - share.first;
-        plan.push_back(planned);
-      }
+      for (size_t i = 0; i < configs_.size(); ++i) plan.push_back(planned_share(i, k));
     return plan;
+  }
+
+  // Configuration i's share of launch k, as the estimate plans it.
+  PlannedConfiguration planned_share(size_t i, int k) const {
+    const TrainOptions& o = configs_[i].options;
+    const LaunchShare share = launch_share(o.runs, k, launches_);
+    PlannedConfiguration planned;
+    planned.shape = {ids_[i], o.model, o.world_size, batch_per_rank(o, o.world_size), o.warmup + o.steps};
+    planned.runs_left = share.end - share.first;
+    return planned;
   }
 
   // --dry-run's estimate of the time the runs will take, by SweepEta's rule from the runs of
@@ -593,11 +596,7 @@ class SweepLaunch {
     complete = 0;
     for (int k = 0; k < launches_; ++k)
       for (size_t i = 0; i < configs_.size(); ++i) {
-        const TrainOptions& o = configs_[i].options;
-        const LaunchShare share = launch_share(o.runs, k, launches_);
-        PlannedConfiguration planned;
-        planned.shape = {ids_[i], o.model, o.world_size, batch_per_rank(o, o.world_size), o.warmup + o.steps};
-        planned.runs_left = share.end - share.first;
+        PlannedConfiguration planned = planned_share(i, k);
         const std::string path = config_file(options_, ids_[i], k, launches_);
         if (!options_.overwrite && fs::exists(path) && config_file_matches(path, params_with_model(i))) {
           planned.runs_left = 0;
