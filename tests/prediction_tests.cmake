@@ -77,3 +77,9 @@ add_test(NAME predict_one_gpu_without_curve
                  --out ${CMAKE_BINARY_DIR}/predict-unused)
 set_tests_properties(predict_one_gpu_without_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "one-gpu measured 1 rank only, and a sweep measures the allreduce curve only on 2 or more ranks, so the study has none to predict the communication from: give one with --allreduce NAME \\(in [^ ]*interconnects.yaml: h200-nvlink-2gpu, h100-nvlink-2gpu\\) or --allreduce FILE.csv")
+
+# scripts/check-one-gpu-prediction.py (docs/benchmarks.md, "Prediction accuracy") on the quick
+# study given as two leases: the rows it counts and the profile it pools.
+add_test(NAME predict_one_gpu_check_script
+         COMMAND sh -c "rm -rf ${CMAKE_BINARY_DIR}/studies/one-gpu-check && mkdir -p ${CMAKE_BINARY_DIR}/studies/one-gpu-check && python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_one_gpu_prediction.py $<TARGET_FILE:ddpscale> ${CMAKE_BINARY_DIR}/studies/quick ${CMAKE_BINARY_DIR}/studies/one-gpu-check")
+set_tests_properties(predict_one_gpu_check_script PROPERTIES LABELS "predict" FIXTURES_REQUIRED quick_study TIMEOUT 120)
