@@ -13,7 +13,8 @@ reader brings, each named in the output:
 - experiments/seed-study.yaml (hours on CPU) becomes tests/specs/tiny.yaml (seconds);
 - `commbench -e 2G` (almost 2 minutes on CPU) becomes `-e 4M`;
 - `train -m mlp-large -b 64` gets `--runs 2 --warmup 1 --steps 5` after it;
-- `study ... -b 32,64` measures batch 4 and 8, 2 runs of 1 + 3 steps;
+- `study ... -b 32,64` measures batch 4 and 8, 2 runs of 1 + 3 steps; `study ... -b 32
+  --allreduce` batch 4, 2 runs of 1 + 3 steps;
 - resnet18.pt (exported with scripts/export_model.py) is the test's own TorchScript MLP,
   fed 16 features for 4 classes instead of 3x224x224 images for 1000;
 - studies/monday and studies/tuesday are copies of the study the sweep line wrote.
@@ -30,6 +31,7 @@ SUBSTITUTIONS = [
     ("train -m mlp-large -b 64", "train -m mlp-large -b 64 --runs 2 --warmup 1 --steps 5"),
     ("--input-shape 3x224x224 --classes 1000", "--input-shape 16 --classes 4"),
     ("-b 32,64 --out studies/resnet18", "-b 4,8 --runs 2 --warmup 1 --steps 3 --out studies/resnet18"),
+    ("-b 32 --allreduce", "-b 4 --runs 2 --warmup 1 --steps 3 --allreduce"),
 ]
 
 

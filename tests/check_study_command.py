@@ -73,9 +73,33 @@ def main():
 
     alone = run([ddpscale, "study", "--model", f"torchscript:{model}", "--input-shape", "16", "--device", "cpu",
                  "--out", os.path.join(work, "alone")], 2)
-    if "mpirun -np N ddpscale study" not in alone.stderr:
-        fail(f"one rank: the message does not say how to launch N: {alone.stderr[-400:]}")
-    print("ok: one rank launched: exit 2, the message says mpirun -np N")
+    if "mpirun -np N ddpscale study" not in alone.stderr or "--allreduce NAME" not in alone.stderr:
+        fail(f"one rank: the message does not say how to launch N or predict N: {alone.stderr[-400:]}")
+    print("ok: one rank launched: exit 2, the message says mpirun -np N, or --allreduce NAME")
+
+    # One GPU: one rank measures world size 1 only, and the report predicts 2 and 4 GPUs from
+    # the named machine's curve and its cost of sharing a node.
+    one = os.path.join(work, "one-gpu")
+    run([ddpscale, "study", "--model", f"torchscript:{model}", "--input-shape", "16", "--classes", "4", "-b", "4",
+         "--runs", "2", "--warmup", "1", "--steps", "3", "--device", "cpu", "--allreduce", "h100-nvlink-2gpu",
+         "--gpus", "2,4", "--out", one], 0)
+    with open(os.path.join(one, "spec.yaml")) as f:
+        if "world_sizes: [1]" not in f.read():
+            fail("one-GPU spec.yaml does not measure world size 1 alone")
+    with open(os.path.join(one, "report", "predict.csv")) as f:
+        rows = [(int(r["gpus_per_node"]), r["calibrated"]) for r in csv.DictReader(f)]
+    if rows != [(2, "true"), (4, "true")]:
+        fail(f"one-GPU report predicts {rows}, expected 2 and 4 GPUs, calibrated")
+    with open(os.path.join(one, "report", "report.md")) as f:
+        text = f.read()
+    if "calibrated by the cost of sharing a node" not in text or "h100-nvlink-2gpu" not in text:
+        fail("one-GPU report does not name the curve and the node-sharing calibration")
+    print("ok: one GPU: world size 1 measured, 2 and 4 GPUs predicted from h100-nvlink-2gpu, calibrated")
+    bad = run([ddpscale, "study", "--model", f"torchscript:{model}", "--input-shape", "16", "--device", "cpu",
+               "--allreduce", "h100-nvlink-4gpu", "--out", os.path.join(work, "bad")], 2)
+    if "is not in" not in bad.stderr or "h100-nvlink-2gpu" not in bad.stderr:
+        fail(f"a misspelt --allreduce is not refused with the names: {bad.stderr[-400:]}")
+    print("ok: a misspelt --allreduce is refused before anything is measured, with the names")
     print("PASSED: study")
 
 

@@ -5,6 +5,8 @@
 //   OUT/spec.yaml   the spec (rerun it with `ddpscale sweep OUT/spec.yaml --out ...`)
 //   OUT/study/      the HDF5 files
 //   OUT/report/     report.md, report.html, plots, summary.csv/json
+// With one GPU (one rank launched) and --allreduce NAME, it measures 1 rank only and the
+// report predicts --gpus from that machine's allreduce curve and cost of sharing a node.
 #include <yaml-cpp/yaml.h>
 
 #include <cxxopts.hpp>
@@ -14,6 +16,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
+#include "cli/predict_options.hpp"
+#include "interconnect_curves.hpp"
 #include "launch/cli_util.hpp"
 #include "launch/invocation.hpp"
 #include "launch/launch_prologue.hpp"
@@ -33,6 +37,8 @@ struct StudyRequest {
   int world_size = 0;  // 0: the ranks launched
   int runs = 0, warmup = -1, steps = 0, launches = 0;  // 0 / -1: the spec's defaults
   std::string out_dir;
+  std::string allreduce;  // predict from this curve (a name in experiments/interconnects.yaml or a commbench.csv)
+  std::string gpus;       // the GPU counts to predict
 };
 
 // The spec, written with yaml-cpp so that any path or input string is quoted as YAML needs.
@@ -41,14 +47,23 @@ std::string spec_text(const StudyRequest& r, int world_size) {
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value
       << std::filesystem::path(is_torchscript_model(r.model) ? torchscript_path(r.model) : r.model).stem().string();
-  out << YAML::Key << "models" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  out << YAML::Key << "model" << YAML::Value << YAML::DoubleQuoted << r.model;
-  if (!r.input_shape.empty()) out << YAML::Key << "input_shape" << YAML::Value << YAML::DoubleQuoted << r.input_shape;
-  if (!r.input.empty()) out << YAML::Key << "input" << YAML::Value << YAML::DoubleQuoted << r.input;
-  if (r.classes > 0) out << YAML::Key << "classes" << YAML::Value << r.classes;
-  out << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "models" << YAML::Value << YAML::BeginSeq;
+  // A built-in name alone is a plain entry (the spec takes a map only for torchscript:PATH;
+  // an input or classes given with a built-in name stay, for its parser to refuse by name).
+  const bool plain = !is_torchscript_model(r.model) && r.input_shape.empty() && r.input.empty() && r.classes == 0;
+  if (plain) {
+    out << YAML::DoubleQuoted << r.model;
+  } else {
+    out << YAML::BeginMap << YAML::Key << "model" << YAML::Value << YAML::DoubleQuoted << r.model;
+    if (!r.input_shape.empty()) out << YAML::Key << "input_shape" << YAML::Value << YAML::DoubleQuoted << r.input_shape;
+    if (!r.input.empty()) out << YAML::Key << "input" << YAML::Value << YAML::DoubleQuoted << r.input;
+    if (r.classes > 0) out << YAML::Key << "classes" << YAML::Value << r.classes;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
   out << YAML::Key << "batch_sizes" << YAML::Value << YAML::Flow << r.batch_sizes;
-  out << YAML::Key << "world_sizes" << YAML::Value << YAML::Flow << std::vector<int>{1, world_size};
+  out << YAML::Key << "world_sizes" << YAML::Value << YAML::Flow
+      << (world_size == 1 ? std::vector<int>{1} : std::vector<int>{1, world_size});
   if (!r.dtype.empty()) out << YAML::Key << "dtype" << YAML::Value << r.dtype;
   if (r.runs > 0) out << YAML::Key << "runs" << YAML::Value << r.runs;
   if (r.warmup >= 0) out << YAML::Key << "warmup" << YAML::Value << r.warmup;
@@ -72,9 +87,19 @@ StudyRequest request_from(const cxxopts::ParseResult& args) {
   for (int64_t b : r.batch_sizes)
     if (b <= 0) throw UsageError("--batch-size takes positive batch sizes per GPU, e.g. 32,64; got " + std::to_string(b));
   r.world_size = args["world-size"].as<int>();
-  if (r.world_size == 1)
-    throw UsageError("--world-size 1 has nothing to compare with; give the N of \"1 vs N\" (2 or more)");
-  if (r.world_size < 0) throw UsageError("--world-size must be 2 or more");
+  if (args.count("allreduce")) r.allreduce = args["allreduce"].as<std::string>();
+  r.gpus = args["gpus"].as<std::string>();
+  if (!r.allreduce.empty()) {
+    try {  // before anything is measured: a misspelt name would fail the report, after the study
+      allreduce_curve_by_name_or_file(r.allreduce, default_interconnects_file());
+    } catch (const std::exception& e) {
+      throw UsageError("--allreduce " + r.allreduce + ": " + e.what());
+    }
+  }
+  if (r.world_size == 1 && r.allreduce.empty())
+    throw UsageError("--world-size 1 has nothing to compare with: give the N of \"1 vs N\" (2 or more), or predict N "
+                     "from one GPU with --allreduce NAME (" + interconnect_names(default_interconnects_file()) + ")");
+  if (r.world_size < 0) throw UsageError("--world-size must be 1 or more");
   if (args.count("dtype")) r.dtype = canonical_dtype(args["dtype"].as<std::string>());
   if (args.count("runs")) r.runs = args["runs"].as<int>();
   if (args.count("warmup")) r.warmup = args["warmup"].as<int>();
@@ -104,7 +129,12 @@ void add_study_options(cxxopts::Options& options) {
       ("resume", "continue the study in --out (configurations already complete are kept)")
       ("overwrite", "measure again, replacing what --out holds")
       ("launcher", "how each launch is started: the launcher and its options before -np",
-       cxxopts::value<std::string>()->default_value("mpirun --bind-to none"));
+       cxxopts::value<std::string>()->default_value("mpirun --bind-to none"))
+      ("allreduce", "with one GPU: measure 1 rank only and let the report predict --gpus from this machine's "
+                    "allreduce curve and cost of sharing a node, a name in experiments/interconnects.yaml (" +
+                    interconnect_names(default_interconnects_file()) + ") or a commbench.csv; with N ranks, the "
+                    "report also predicts from it", cxxopts::value<std::string>())
+      ("gpus", "GPU counts the report predicts with --allreduce", cxxopts::value<std::string>()->default_value("2,4,8"));
   add_launch_options(options, "", "auto, cpu or cuda");
   options.add_options()("h,help", "show this help");
 }
@@ -121,8 +151,10 @@ std::string write_spec(const MpiContext& mpi, const std::string& out_dir, const 
   return path.string();
 }
 
-int write_study_report(const std::string& study_dir, const std::string& report_dir) {
+int write_study_report(const std::string& study_dir, const std::string& report_dir, const StudyRequest& request) {
   std::vector<std::string> words = {"ddpscale report", study_dir, "--out", report_dir};
+  if (!request.allreduce.empty())
+    words.insert(words.end(), {"--predict", "gpus=" + request.gpus + ";allreduce=" + request.allreduce});
   std::vector<char*> argv;
   for (auto& word : words) argv.push_back(word.data());
   return run_report_command(static_cast<int>(argv.size()), argv.data());
@@ -167,9 +199,10 @@ int run_study_command(int argc, char** argv) {
   if (usage_error.empty()) {
     try {
       const int world = request.world_size > 0 ? request.world_size : mpi.size();
-      if (world < 2)
+      if (world < 2 && request.allreduce.empty())
         throw UsageError("one rank was launched: run it as mpirun -np N ddpscale study ... (N GPUs, or 2 CPU ranks), "
-                         "or give --world-size N");
+                         "give --world-size N, or with one GPU predict N from a measured machine: --allreduce NAME (" +
+                         interconnect_names(default_interconnects_file()) + ")");
       text = spec_text(request, world);
       spec = parse_sweep_spec(text, (std::filesystem::path(request.out_dir) / "spec.yaml").string());
     } catch (const std::exception& e) {
@@ -184,7 +217,7 @@ int run_study_command(int argc, char** argv) {
   const int status = run_sweep(mpi, *device, spec, sweep);
   if (mpi.rank() != 0 || (status != 0 && status != 3)) return status;
   const std::string report_dir = (std::filesystem::path(request.out_dir) / "report").string();
-  const int report_status = write_study_report(sweep.out_dir, report_dir);
+  const int report_status = write_study_report(sweep.out_dir, report_dir, request);
   if (report_status == 0)
     std::cout << "study: " << report_dir << "/report.md answers it; the spec is " << sweep.spec_path
               << " (rerun it with ddpscale sweep)" << std::endl;
