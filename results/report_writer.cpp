@@ -137,8 +137,13 @@ class ReportBuilder {
   void executive_summary() {
     answer_.write();
     if (a_.comparisons.empty()) {
+      std::string instead;
+      for (size_t j = 0; j < options_.extra_sections.size(); ++j)
+        if (!options_.extra_sections[j].instead_of_measured_speedups.empty())
+          instead += " Section " + std::to_string(applicable_sections().size() + j + 1) + ", \"" +
+                     options_.extra_sections[j].title + "\", " + options_.extra_sections[j].instead_of_measured_speedups;
       doc_.paragraph("No configuration with more than one rank has a one-rank counterpart in these inputs, so no "
-                     "speedup can be stated. Measure world sizes 1 and N of the same model and batch.");
+                     "speedup can be stated. Measure world sizes 1 and N of the same model and batch." + instead);
     }
     std::vector<std::string> items;
     for (const std::string& model : a_.models) {

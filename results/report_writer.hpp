@@ -29,6 +29,9 @@ struct ExtraSection {
   // Everything below the heading; add_figure draws into the report's plots/ (or does
   // nothing, with --no-plots or without gnuplot) and adds the figure.
   std::function<void(ReportDocument& doc, const AddFigure& add_figure)> write;
+  // Where the study measured no speedup (no N-rank configuration with its 1-rank twin), what
+  // this section offers instead, for the executive summary to point to ("" : nothing).
+  std::string instead_of_measured_speedups;
 };
 
 struct ReportOptions {

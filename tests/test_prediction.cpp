@@ -460,7 +460,8 @@ TEST(PredictionInterval, CoversTheMeasuredMeanOfSimulatedStudies) {
 }
 
 // A report folder (summary.csv + commbench.csv) gives a digest; the prediction of a study
-// with one 2-rank configuration writes all four files with its self-check row.
+// with one 2-rank configuration writes its files with its self-check row, and its model
+// error as a node_sharing block.
 TEST(PredictionInputs, ReportFolderToPredictionFiles) {
   TempDir dir;
   const std::string header =
@@ -496,9 +497,20 @@ TEST(PredictionInputs, ReportFolderToPredictionFiles) {
   EXPECT_LT(result.predictions[0].efficiency.point, 1.0);
   const PredictionFiles files = write_prediction(result, options, dir.str(), dir.str() + "/out", false);
   EXPECT_EQ(files.plots_note, "plots were not asked for (--no-plots)");
-  EXPECT_EQ(files.files.size(), 5u);
-  for (const char* name : {"predict.md", "predict.html", "predict.csv", "validation.csv", "predict.json"})
+  EXPECT_EQ(files.files.size(), 6u);
+  for (const char* name : {"predict.md", "predict.html", "predict.csv", "validation.csv", "predict.json",
+                           "node-sharing.yaml"})
     EXPECT_TRUE(std::filesystem::exists(dir.str() + "/out/" + name)) << name;
+  // The one 2-GPU configuration's model error, as a named machine's node_sharing block.
+  const std::string block = read_whole_file(dir.str() + "/out/node-sharing.yaml");
+  EXPECT_NE(block.find("    node_sharing:\n      gpus: 2\n"), std::string::npos) << block;
+  ASSERT_EQ(result.measured_node_sharing.step_errors.size(), 1u);
+  const size_t list = block.find("step_errors: [");
+  ASSERT_NE(list, std::string::npos) << block;
+  const double written = std::stod(block.substr(list + 14));  // 4 significant digits
+  const double error = result.measured_node_sharing.step_errors[0];
+  EXPECT_NEAR(written, error, 5e-4 * std::abs(error) + 1e-12) << block;
+  EXPECT_NEAR(error, 1060 / two.step_us.point - 1, 1e-12);  // the measured 2-GPU step over the model's
   // The self-check row, as each renderer escapes the id.
   EXPECT_NE(read_whole_file(dir.str() + "/out/predict.md").find("| m\\_w2 | 2 |"), std::string::npos);
   EXPECT_NE(read_whole_file(dir.str() + "/out/predict.html").find("<td>m_w2</td>"), std::string::npos);

@@ -50,7 +50,10 @@ ExtraSection predicted_scaling_section(const ReportPrediction& prediction) {
             doc.paragraph("What more GPUs or nodes would give, as ddpscale predict predicts it (the same numbers; "
                           "predict.csv, validation.csv and predict.json beside this report).");
             add_prediction_blocks(doc, prediction.result, prediction.options, prediction.source, 3, add_figure);
-          }};
+          },
+          std::string("predicts them from the one-rank runs, ") +
+              (prediction.result.calibration.empty() ? "from the allreduce curve alone (model only)."
+                                                     : "calibrated; it names the allreduce curve and the calibration.")};
 }
 
 }  // namespace
