@@ -8,7 +8,8 @@
 #include <optional>
 #include <sstream>
 
-#include "json_writer.hpp"
+#include <nlohmann/json.hpp>
+
 #include "report_format.hpp"
 #include "text_io.hpp"
 
@@ -34,31 +35,28 @@ std::string csv_number(double value) { return std::isfinite(value) ? round_trip_
 // How a prediction's buckets became ready, as predict.csv and predict.json say it.
 std::string bucket_ready_text(const Prediction& p) { return p.recorded_gradient_timing ? "recorded" : "even_stream"; }
 
-void write_value(JsonWriter& json, const std::string& name, const PredictedValue& v) {
-  json.key(name).begin_object().field("point", v.point).field("low", v.interval95.low).field("high", v.interval95.high);
-  json.end_object();
+nlohmann::ordered_json value_json(const PredictedValue& v) {
+  return {{"point", v.point}, {"low", v.interval95.low}, {"high", v.interval95.high}};
 }
 
-void write_prediction_object(JsonWriter& json, const Prediction& p) {
-  json.begin_object()
-      .field("model", p.model)
-      .field("parameters", p.parameters)
-      .field("scaling", p.scaling)
-      .field("exec", p.exec)
-      .field("nodes", p.topology.nodes)
-      .field("gpus_per_node", p.topology.gpus_per_node)
-      .field("batch_per_rank", p.batch_per_rank)
-      .field("global_batch", p.global_batch)
-      .field("algorithm", p.algorithm)
-      .field("allreduce_total_us", p.allreduce_total_us)
-      .field("allreduce_exposed_us", p.allreduce_exposed_us)
-      .field("calibrated", p.calibrated)
-      .field("bucket_ready", bucket_ready_text(p));
-  write_value(json, "step_us", p.step_us);
-  write_value(json, "throughput", p.throughput);
-  write_value(json, "speedup", p.speedup);
-  write_value(json, "efficiency", p.efficiency);
-  json.end_object();
+nlohmann::ordered_json prediction_object(const Prediction& p) {
+  return {{"model", p.model},
+          {"parameters", p.parameters},
+          {"scaling", p.scaling},
+          {"exec", p.exec},
+          {"nodes", p.topology.nodes},
+          {"gpus_per_node", p.topology.gpus_per_node},
+          {"batch_per_rank", p.batch_per_rank},
+          {"global_batch", p.global_batch},
+          {"algorithm", p.algorithm},
+          {"allreduce_total_us", p.allreduce_total_us},
+          {"allreduce_exposed_us", p.allreduce_exposed_us},
+          {"calibrated", p.calibrated},
+          {"bucket_ready", bucket_ready_text(p)},
+          {"step_us", value_json(p.step_us)},
+          {"throughput", value_json(p.throughput)},
+          {"speedup", value_json(p.speedup)},
+          {"efficiency", value_json(p.efficiency)}};
 }
 
 // Per model family, scaling, exec, batch and topology: the smallest model from which every
@@ -344,48 +342,50 @@ std::string validation_csv(const ScalingPrediction& result) {
 }
 
 std::string prediction_json(const ScalingPrediction& result, const PredictOptions& options, const std::string& source) {
-  JsonWriter json;
-  json.begin_object().field("source", source).field("network", options.network.text);
-  json.field("allreduce_log_sd", result.allreduce_log_sd);
-  json.field("allreduce_curve", result.allreduce_curve).field("allreduce_curve_gpus", result.allreduce_curve_ranks);
-  json.key("validation_summary")
-      .begin_object()
-      .field("configurations", static_cast<int64_t>(result.summary.configurations))
-      .field("model_only_median_abs_error", result.summary.model_only_median_abs_error)
-      .field("model_only_coverage", result.summary.model_only_coverage)
-      .field("calibrated_median_abs_error", result.summary.calibrated_median_abs_error)
-      .field("calibrated_coverage", result.summary.calibrated_coverage)
-      .field("other_models_configurations", static_cast<int64_t>(result.summary.other_models_configurations))
-      .field("other_models_median_abs_error", result.summary.other_models_median_abs_error)
-      .field("other_models_coverage", result.summary.other_models_coverage)
-      .field("node_sharing_configurations", static_cast<int64_t>(result.summary.node_sharing_configurations))
-      .field("node_sharing_median_abs_error", result.summary.node_sharing_median_abs_error)
-      .field("node_sharing_coverage", result.summary.node_sharing_coverage)
-      .end_object();
-  json.field("calibration", result.calibration);
-  json.key("predictions").begin_array();
-  for (const Prediction& p : result.predictions) write_prediction_object(json, p);
-  json.end_array();
-  json.key("validation").begin_array();
+  const ValidationSummary& summary = result.summary;
+  nlohmann::ordered_json json = {
+      {"source", source},
+      {"network", options.network.text},
+      {"allreduce_log_sd", result.allreduce_log_sd},
+      {"allreduce_curve", result.allreduce_curve},
+      {"allreduce_curve_gpus", result.allreduce_curve_ranks},
+      {"validation_summary",
+       {{"configurations", static_cast<int64_t>(summary.configurations)},
+        {"model_only_median_abs_error", summary.model_only_median_abs_error},
+        {"model_only_coverage", summary.model_only_coverage},
+        {"calibrated_median_abs_error", summary.calibrated_median_abs_error},
+        {"calibrated_coverage", summary.calibrated_coverage},
+        {"other_models_configurations", static_cast<int64_t>(summary.other_models_configurations)},
+        {"other_models_median_abs_error", summary.other_models_median_abs_error},
+        {"other_models_coverage", summary.other_models_coverage},
+        {"node_sharing_configurations", static_cast<int64_t>(summary.node_sharing_configurations)},
+        {"node_sharing_median_abs_error", summary.node_sharing_median_abs_error},
+        {"node_sharing_coverage", summary.node_sharing_coverage}}},
+      {"calibration", result.calibration}};
+  nlohmann::ordered_json& predictions = json["predictions"] = nlohmann::ordered_json::array();
+  for (const Prediction& p : result.predictions) predictions.push_back(prediction_object(p));
+  nlohmann::ordered_json& validation = json["validation"] = nlohmann::ordered_json::array();
   for (const ValidationRow& r : result.validation) {
-    json.begin_object().field("id", r.id).field("measured_samples_per_s", r.measured_throughput);
-    json.field("model_only_error", r.model_only_error).field("model_only_covered", r.model_only_covered);
-    json.field("calibrated_error", r.calibrated_error).field("calibrated_covered", r.calibrated_covered);
-    if (r.other_models)
-      json.field("other_models_error", r.other_models_error).field("other_models_covered", r.other_models_covered);
-    if (r.node_sharing)
-      json.field("node_sharing_error", r.node_sharing_error).field("node_sharing_covered", r.node_sharing_covered);
-    json.key("model_only");
-    write_prediction_object(json, r.model_only);
-    json.key("calibrated");
-    write_prediction_object(json, r.calibrated);
-    json.end_object();
+    nlohmann::ordered_json row = {{"id", r.id},
+                                  {"measured_samples_per_s", r.measured_throughput},
+                                  {"model_only_error", r.model_only_error},
+                                  {"model_only_covered", r.model_only_covered},
+                                  {"calibrated_error", r.calibrated_error},
+                                  {"calibrated_covered", r.calibrated_covered}};
+    if (r.other_models) {
+      row["other_models_error"] = r.other_models_error;
+      row["other_models_covered"] = r.other_models_covered;
+    }
+    if (r.node_sharing) {
+      row["node_sharing_error"] = r.node_sharing_error;
+      row["node_sharing_covered"] = r.node_sharing_covered;
+    }
+    row["model_only"] = prediction_object(r.model_only);
+    row["calibrated"] = prediction_object(r.calibrated);
+    validation.push_back(std::move(row));
   }
-  json.end_array();
-  json.key("notes").begin_array();
-  for (const std::string& note : result.notes) json.value(note);
-  json.end_array().end_object();
-  return json.str() + "\n";
+  json["notes"] = result.notes;
+  return json_text(json) + "\n";
 }
 
 std::vector<std::string> write_prediction_tables(const ScalingPrediction& result, const PredictOptions& options,

@@ -14,27 +14,134 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "program_runner.hpp"
+#include <sys/wait.h>
+
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/environment.hpp>
+#include <boost/process/error.hpp>
+#include <boost/process/exception.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/search_path.hpp>
+#include <boost/process/start_dir.hpp>
+
 #include "text_io.hpp"
 
 namespace ddpscale {
 
 namespace fs = std::filesystem;
+namespace bp = boost::process;
 
 namespace {
 
 const char kInstallHint[] = "(Debian: apt-get install gnuplot-nox)";
 
+// ---- Running gnuplot ------------------------------------------------------------------------
+
+// A scratch file that takes gnuplot's stdout or stderr: std::tmpfile's file has no name, so
+// nothing is left behind even if we are killed. Files rather than pipes: reading two pipes
+// needs polling to avoid a deadlock, and gnuplot's output is small.
+class CaptureFile {
+ public:
+  CaptureFile() : file_(std::tmpfile()) {
+    if (!file_) throw std::runtime_error(std::string("cannot create a scratch file: ") + std::strerror(errno));
+  }
+  ~CaptureFile() { std::fclose(file_); }
+  CaptureFile(const CaptureFile&) = delete;
+  CaptureFile& operator=(const CaptureFile&) = delete;
+
+  std::FILE* file() const { return file_; }
+
+  std::string contents() const {
+    std::rewind(file_);
+    std::string text;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), file_)) > 0;) text.append(buffer, n);
+    return text;
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+struct GnuplotRun {
+  bool started = false;
+  int wait_status = 0;  // as waitpid gives it
+  std::string out, err;
+
+  bool succeeded() const { return started && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
+  std::string describe_status() const {  // "exit status 1", "killed by signal 9"
+    if (!started) return "not started";
+    if (WIFEXITED(wait_status)) return "exit status " + std::to_string(WEXITSTATUS(wait_status));
+    if (WIFSIGNALED(wait_status)) return "killed by signal " + std::to_string(WTERMSIG(wait_status));
+    return "wait status " + std::to_string(wait_status);
+  }
+};
+
+// Runs gnuplot (an absolute path) with args in work_dir, stdin from /dev/null, no shell,
+// and waits for it. A gnuplot that cannot be started is a run that did not start, with
+// Boost.Process's reason as its message.
+GnuplotRun run_gnuplot(const std::string& gnuplot, const std::vector<std::string>& args,
+                       const std::string& work_dir) {
+  CaptureFile out, err;
+  GnuplotRun run;
+  try {
+    bp::child child(bp::exe = gnuplot, bp::args = args, bp::start_dir = work_dir, bp::std_in < bp::null,
+                    bp::std_out > out.file(), bp::std_err > err.file());
+    child.wait();
+    run.started = true;
+    run.wait_status = child.native_exit_code();
+  } catch (const bp::process_error& error) {
+    run.err = error.what();
+    return run;
+  }
+  run.out = out.contents();
+  run.err = err.contents();
+  return run;
+}
+
+// The first few non-blank lines of a program's message: enough for gnuplot's
+// "<script>" line N: <what> and the command it quotes, short enough for a report.
+std::string first_lines(const std::string& text, size_t max_lines = 6, size_t max_chars = 1200) {
+  std::istringstream in(text);
+  std::string line, kept;
+  size_t lines = 0;
+  while (lines < max_lines && std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!kept.empty()) kept += '\n';
+    kept += line;
+    ++lines;
+  }
+  if (kept.size() > max_chars) kept = kept.substr(0, max_chars) + "...";
+  return kept.empty() ? "(no message)" : kept;
+}
+
 // ---- Finding and checking gnuplot -------------------------------------------------------
+
+// gnuplot's absolute path as execvp would find it on PATH ("" when it is not there), so the
+// program found is the one we report and run from the plot folder. Empty PATH entries
+// (which execvp reads as the current directory) are skipped: running a "gnuplot" that
+// happens to sit in the working directory would be a surprise.
+std::string find_gnuplot() {
+  std::vector<decltype(bp::search_path(""))> folders;
+  for (const auto& folder : boost::this_process::path())
+    if (!folder.empty()) folders.push_back(folder);
+  const std::string found = bp::search_path("gnuplot", folders).string();
+  if (found.empty()) return "";
+  std::error_code error;
+  const fs::path absolute = fs::absolute(found, error);
+  return error ? found : absolute.string();
+}
 
 bool gnuplot_accepts(const std::string& gnuplot, const std::string& command,
                      const std::string& work_dir) {
-  return run_program(gnuplot, {"-e", command}, work_dir).succeeded();
+  return run_gnuplot(gnuplot, {"-e", command}, work_dir).succeeded();
 }
 
 // Empty when `gnuplot --version` runs and says it is gnuplot, else why not.
 std::string check_gnuplot_runs(const std::string& gnuplot, const std::string& work_dir) {
-  const ProgramResult version = run_program(gnuplot, {"--version"}, work_dir);
+  const GnuplotRun version = run_gnuplot(gnuplot, {"--version"}, work_dir);
   if (!version.succeeded()) {
     return "gnuplot at " + gnuplot + " does not run (" + version.describe_status() +
            "): " + first_lines(version.err, 2);
@@ -393,7 +500,7 @@ PlotFiles render(const std::string& out_dir, const std::string& gnuplot, const s
   fs::remove(svg, ignored);  // so a stale image from an earlier run never passes for new
   fs::remove(png, ignored);
   // "./" so a name starting with '-' is never read as an option.
-  const ProgramResult result = run_program(gnuplot, {"./" + name + ".gp"}, out_dir);
+  const GnuplotRun result = run_gnuplot(gnuplot, {"./" + name + ".gp"}, out_dir);
   if (!result.succeeded()) {
     throw std::runtime_error("gnuplot failed on " + name + ".gp: " + first_lines(result.err) + " (" +
                              result.describe_status() + ")");
@@ -407,7 +514,7 @@ PlotFiles render(const std::string& out_dir, const std::string& gnuplot, const s
 
 Plotter::Plotter(std::string out_dir) : out_dir_(std::move(out_dir)) {
   fs::create_directories(out_dir_);
-  const std::string gnuplot = find_on_path("gnuplot");
+  const std::string gnuplot = find_gnuplot();
   if (gnuplot.empty()) {
     unavailable_reason_ = std::string("gnuplot not found on PATH ") + kInstallHint;
     return;

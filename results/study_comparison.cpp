@@ -7,9 +7,10 @@
 #include <type_traits>
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
 #include "config_fields.hpp"
 #include "host_drift.hpp"
-#include "json_writer.hpp"
 #include "report_document.hpp"
 #include "report_format.hpp"
 #include "run_store.hpp"
@@ -406,92 +407,68 @@ std::string comparison_csv(const ComparisonResult& r) {
 }
 
 std::string comparison_json(const ComparisonResult& r) {
-  JsonWriter json;
-  json.begin_object();
-  const auto study = [&json](const char* name, const ComparedStudy& s) {
-    json.key(name).begin_object().field("path", s.path).field("configurations", static_cast<int64_t>(s.configurations));
+  using Json = nlohmann::ordered_json;
+  const auto study = [](const ComparedStudy& s) {
+    Json object = {{"path", s.path}, {"configurations", static_cast<int64_t>(s.configurations)}};
     if (s.metadata) {
-      json.field("created_utc", s.metadata->created_utc).field("git_commit", s.metadata->git_commit);
-      json.key("hostnames").begin_array();
-      for (const std::string& h : s.metadata->hostnames) json.value(h);
-      json.end_array();
+      object["created_utc"] = s.metadata->created_utc;
+      object["git_commit"] = s.metadata->git_commit;
+      object["hostnames"] = s.metadata->hostnames;
     }
-    json.key("skipped").begin_array();
-    for (const std::string& why : s.skipped) json.value(why);
-    json.end_array().end_object();
+    object["skipped"] = s.skipped;
+    return object;
   };
-  study("a", r.a);
-  study("b", r.b);
-  json.key("options")
-      .begin_object()
-      .field("resamples", r.options.bootstrap.resamples)
-      .field("seed", static_cast<int64_t>(r.options.bootstrap.seed))
-      .field("confidence", r.options.bootstrap.confidence)
-      .field("alpha", r.options.alpha)
-      .key("ignored_fields")
-      .begin_array();
-  for (const std::string& f : r.options.ignore_fields) json.value(f);
-  json.end_array().end_object();
-  json.key("summary")
-      .begin_object()
-      .field("line", r.summary_line)
-      .field("configurations_in_both", static_cast<int64_t>(r.configs.size()))
-      .field("only_in_a", static_cast<int64_t>(r.only_in_a.size()))
-      .field("only_in_b", static_cast<int64_t>(r.only_in_b.size()))
-      .field("speedups_compared", static_cast<int64_t>(r.speedups_compared))
-      .field("speedups_agree", static_cast<int64_t>(r.speedups_agree))
-      .field("speedups_differ", static_cast<int64_t>(r.speedups_differ))
-      .field("speedups_without_interval", static_cast<int64_t>(r.speedups_without_interval))
-      .field("throughput_changed_significantly", static_cast<int64_t>(r.significant.size()))
-      .field("median_relative_half_width_a", r.median_relative_half_width_a)
-      .field("median_relative_half_width_b", r.median_relative_half_width_b)
-      .end_object();
-  const auto speedup = [&json](const char* name, const std::optional<ConfigSpeedup>& s) {
-    json.key(name);
-    if (!s) {
-      json.null();
-      return;
-    }
-    json.begin_object()
-        .field("speedup", s->speedup)
-        .field("ci95_low", s->speedup_ci.low)
-        .field("ci95_high", s->speedup_ci.high)
-        .field("welch_p", s->p_value)
-        .end_object();
+  Json json = {{"a", study(r.a)}, {"b", study(r.b)}};
+  json["options"] = {{"resamples", r.options.bootstrap.resamples},
+                     {"seed", static_cast<int64_t>(r.options.bootstrap.seed)},
+                     {"confidence", r.options.bootstrap.confidence},
+                     {"alpha", r.options.alpha},
+                     {"ignored_fields", r.options.ignore_fields}};
+  json["summary"] = {{"line", r.summary_line},
+                     {"configurations_in_both", static_cast<int64_t>(r.configs.size())},
+                     {"only_in_a", static_cast<int64_t>(r.only_in_a.size())},
+                     {"only_in_b", static_cast<int64_t>(r.only_in_b.size())},
+                     {"speedups_compared", static_cast<int64_t>(r.speedups_compared)},
+                     {"speedups_agree", static_cast<int64_t>(r.speedups_agree)},
+                     {"speedups_differ", static_cast<int64_t>(r.speedups_differ)},
+                     {"speedups_without_interval", static_cast<int64_t>(r.speedups_without_interval)},
+                     {"throughput_changed_significantly", static_cast<int64_t>(r.significant.size())},
+                     {"median_relative_half_width_a", r.median_relative_half_width_a},
+                     {"median_relative_half_width_b", r.median_relative_half_width_b}};
+  const auto speedup = [](const std::optional<ConfigSpeedup>& s) {
+    if (!s) return Json();
+    return Json{{"speedup", s->speedup},
+                {"ci95_low", s->speedup_ci.low},
+                {"ci95_high", s->speedup_ci.high},
+                {"welch_p", s->p_value}};
   };
-  json.key("configurations").begin_array();
+  Json& configurations = json["configurations"] = Json::array();
   for (const ConfigComparison& c : r.configs) {
-    json.begin_object()
-        .field("id_a", c.id_a)
-        .field("id_b", c.id_b)
-        .field("model", c.params.model)
-        .field("parameters", static_cast<int64_t>(c.params.parameters))
-        .field("scaling", c.params.scaling)
-        .field("batch_per_rank", static_cast<int64_t>(c.params.batch_per_rank))
-        .field("world_size", c.params.world_size)
-        .field("runs_kept_a", static_cast<int64_t>(c.throughput_a.n))
-        .field("runs_kept_b", static_cast<int64_t>(c.throughput_b.n))
-        .field("samples_per_s_mean_a", c.throughput_a.mean)
-        .field("samples_per_s_mean_b", c.throughput_b.mean)
-        .field("ratio", c.ratio)
-        .field("ratio_ci95_low", c.ratio_ci.low)
-        .field("ratio_ci95_high", c.ratio_ci.high)
-        .field("welch_p", c.p_value)
-        .field("significant", c.significant);
-    speedup("speedup_a", c.speedup_a);
-    speedup("speedup_b", c.speedup_b);
-    json.key("speedups");
-    if (c.agreement == SpeedupAgreement::not_compared) json.null();
-    else json.value(agreement_name(c.agreement));
-    json.end_object();
+    configurations.push_back({{"id_a", c.id_a},
+                              {"id_b", c.id_b},
+                              {"model", c.params.model},
+                              {"parameters", static_cast<int64_t>(c.params.parameters)},
+                              {"scaling", c.params.scaling},
+                              {"batch_per_rank", static_cast<int64_t>(c.params.batch_per_rank)},
+                              {"world_size", c.params.world_size},
+                              {"runs_kept_a", static_cast<int64_t>(c.throughput_a.n)},
+                              {"runs_kept_b", static_cast<int64_t>(c.throughput_b.n)},
+                              {"samples_per_s_mean_a", c.throughput_a.mean},
+                              {"samples_per_s_mean_b", c.throughput_b.mean},
+                              {"ratio", c.ratio},
+                              {"ratio_ci95_low", c.ratio_ci.low},
+                              {"ratio_ci95_high", c.ratio_ci.high},
+                              {"welch_p", c.p_value},
+                              {"significant", c.significant},
+                              {"speedup_a", speedup(c.speedup_a)},
+                              {"speedup_b", speedup(c.speedup_b)},
+                              {"speedups", c.agreement == SpeedupAgreement::not_compared
+                                               ? Json()
+                                               : Json(agreement_name(c.agreement))}});
   }
-  json.end_array();
-  json.key("only_in_a").begin_array();
-  for (const std::string& id : r.only_in_a) json.value(id);
-  json.end_array().key("only_in_b").begin_array();
-  for (const std::string& id : r.only_in_b) json.value(id);
-  json.end_array().end_object();
-  return json.str() + "\n";
+  json["only_in_a"] = r.only_in_a;
+  json["only_in_b"] = r.only_in_b;
+  return json_text(json) + "\n";
 }
 
 std::vector<std::string> write_comparison(const ComparisonResult& result, const std::string& out_dir) {

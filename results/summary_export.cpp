@@ -9,8 +9,9 @@
 #include <type_traits>
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
 #include "config_fields.hpp"
-#include "json_writer.hpp"
 #include "text_io.hpp"
 
 namespace ddpscale {
@@ -159,80 +160,71 @@ std::string summary_csv(const StudyAnalysis& analysis) {
 }
 
 std::string summary_json(const StudyAnalysis& analysis) {
+  using Json = nlohmann::ordered_json;
   const std::vector<Column> cols = columns();
-  JsonWriter json;
-  json.begin_object().key("configurations").begin_array();
+  Json json;
+  Json& configurations = json["configurations"] = Json::array();
   for (size_t row = 0; row < analysis.configs.size(); ++row) {
     const ConfigSummary& s = analysis.configs[row];
     const Comparison* k = comparison_of(analysis, row);
-    json.begin_object();
+    Json entry;
     for (const Column& col : cols) {
-      json.key(col.name);
+      Json& cell = entry[col.name];
       if (col.name == "paid_off") {
         const std::string paid = paid_off_text(s, k);
-        if (paid.empty()) json.null();
-        else json.value(paid == "true");
+        if (!paid.empty()) cell = paid == "true";  // else null
       } else if (col.flag) {
-        json.value(col.flag(s));
+        cell = col.flag(s);
       } else if (col.text) {
-        json.value(col.text(s));
+        cell = col.text(s);
       } else {
-        json.value(col.number(s, k));  // NaN is written as null
+        cell = col.number(s, k);  // NaN is written as null
       }
     }
-    json.key("failures").begin_array();
-    for (const std::string& failure : s.failures) json.value(failure);
-    json.end_array();
-    json.end_object();
+    entry["failures"] = s.failures;
+    configurations.push_back(std::move(entry));
   }
-  json.end_array();
   // An object that starts with the threshold group it belongs to.
-  const auto begin_group_object = [&json](const ThresholdGroup& group) {
-    json.begin_object().field("world_size", group.world_size).field("exec", group.exec).field("dtype", group.dtype);
+  const auto group_object = [](const ThresholdGroup& group) {
+    return Json{{"world_size", group.world_size}, {"exec", group.exec}, {"dtype", group.dtype}};
   };
-  const auto write_break_even = [&](const ThresholdGroup& group, const std::string& family, const BreakEven& be) {
-    begin_group_object(group);
-    if (!family.empty()) json.field("family", family);
-    json.field("configurations", static_cast<int64_t>(be.configs))
-        .field("found", be.found)
-        .field("parameters", be.parameters)
-        .field("ci95_low", be.ci.low)
-        .field("ci95_high", be.ci.high)
-        .field("extrapolated", be.extrapolated)
-        .field("far_extrapolated", be.far_extrapolated)
-        .field("fit_intercept", be.fit.intercept)
-        .field("fit_slope_per_decade", be.fit.slope)
-        .field("reason", be.reason)
-        .end_object();
+  const auto break_even = [&](const ThresholdGroup& group, const std::string& family, const BreakEven& be) {
+    Json object = group_object(group);
+    if (!family.empty()) object["family"] = family;
+    object.update(Json{{"configurations", static_cast<int64_t>(be.configs)},
+                       {"found", be.found},
+                       {"parameters", be.parameters},
+                       {"ci95_low", be.ci.low},
+                       {"ci95_high", be.ci.high},
+                       {"extrapolated", be.extrapolated},
+                       {"far_extrapolated", be.far_extrapolated},
+                       {"fit_intercept", be.fit.intercept},
+                       {"fit_slope_per_decade", be.fit.slope},
+                       {"reason", be.reason}});
+    return object;
   };
-  json.key("break_even").begin_array();
-  for (const auto& [group, be] : analysis.break_even) write_break_even(group, "", be);
-  json.end_array();
-  // -1 ("no such size") as null: NaN is how the writer spells it.
-  const auto parameters_or_null = [](int64_t parameters) {
-    return parameters < 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(parameters);
-  };
-  json.key("measured_thresholds").begin_array();
+  Json& break_even_list = json["break_even"] = Json::array();
+  for (const auto& [group, be] : analysis.break_even) break_even_list.push_back(break_even(group, "", be));
+  // -1 ("no such size") as null.
+  const auto parameters_or_null = [](int64_t parameters) { return parameters < 0 ? Json() : Json(parameters); };
+  Json& measured = json["measured_thresholds"] = Json::array();
   for (const auto& [group, rows] : analysis.measured_thresholds)
     for (const MeasuredThreshold& m : rows) {
-      begin_group_object(group);
-      json.field("family", m.family)
-          .field("batch_per_rank", m.batch)
-          .field("sizes_compared", m.sizes)
-          .field("pays_off_from_parameters", parameters_or_null(m.pays_from))
-          .field("pays_off_from_model", m.pays_from_model)
-          .field("largest_not_paying_parameters", parameters_or_null(m.largest_not_paying))
-          .field("largest_not_paying_model", m.largest_not_paying_model)
-          .end_object();
+      Json object = group_object(group);
+      object.update(Json{{"family", m.family},
+                         {"batch_per_rank", m.batch},
+                         {"sizes_compared", m.sizes},
+                         {"pays_off_from_parameters", parameters_or_null(m.pays_from)},
+                         {"pays_off_from_model", m.pays_from_model},
+                         {"largest_not_paying_parameters", parameters_or_null(m.largest_not_paying)},
+                         {"largest_not_paying_model", m.largest_not_paying_model}});
+      measured.push_back(std::move(object));
     }
-  json.end_array();
   // Per model family, for groups that compared several (study_analysis.hpp).
-  json.key("break_even_by_family").begin_array();
+  Json& by_family = json["break_even_by_family"] = Json::array();
   for (const auto& [group, families] : analysis.break_even_by_family)
-    for (const auto& [family, be] : families) write_break_even(group, family, be);
-  json.end_array();
-  json.end_object();
-  return json.str() + "\n";
+    for (const auto& [family, be] : families) by_family.push_back(break_even(group, family, be));
+  return json_text(json) + "\n";
 }
 
 std::string commbench_csv(const CommBenchTable& table, int ranks) {

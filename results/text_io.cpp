@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace ddpscale {
 
 std::string read_whole_file(const std::string& path) {
@@ -29,6 +31,10 @@ std::string round_trip_text(double value) {
   char buffer[64];
   const std::to_chars_result result = std::to_chars(buffer, buffer + sizeof(buffer), value);
   return std::string(buffer, result.ptr);
+}
+
+std::string json_text(const nlohmann::ordered_json& value) {
+  return value.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace ddpscale

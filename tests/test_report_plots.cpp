@@ -379,21 +379,63 @@ TEST(PlotterAvailability, FallsBackToPngTerminalWithoutCairo) {
   EXPECT_NE(script.find("set terminal png size 1000,625"), std::string::npos) << script;
 }
 
+TEST(PlotterAvailability, GnuplotThatCannotStartIsUnavailable) {
+  TempDir dir, bin;
+  const fs::path path = bin.path() / "gnuplot";
+  std::ofstream(path) << "#!/nonexistent/interpreter\n";  // execve fails: no such interpreter
+  fs::permissions(path, fs::perms::owner_all);
+  ScopedPath scoped(bin.str());
+  Plotter plotter(dir.str());
+  EXPECT_FALSE(plotter.available());
+  EXPECT_EQ(plotter.unavailable_reason().rfind("gnuplot at " + path.string() + " does not run (not started): ", 0), 0u)
+      << plotter.unavailable_reason();
+}
+
+// An empty PATH entry means the current directory to execvp; a "gnuplot" lying there is not run.
+TEST(PlotterAvailability, EmptyPathEntriesAreNotTheCurrentDirectory) {
+  TempDir dir, here, empty_bin;
+  write_fake_gnuplot(here.path(), fake_gnuplot_script("exit 0\n"));
+  const fs::path old_cwd = fs::current_path();
+  fs::current_path(here.path());
+  ScopedPath path(":" + empty_bin.str() + ":");
+  Plotter plotter(dir.str());
+  fs::current_path(old_cwd);
+  EXPECT_FALSE(plotter.available());
+  EXPECT_NE(plotter.unavailable_reason().find("gnuplot not found on PATH"), std::string::npos)
+      << plotter.unavailable_reason();
+}
+
+// The message of the error draw() throws; a test failure when it throws none.
+std::string draw_error(Plotter& plotter) {
+  try {
+    plotter.draw(speedup_plot("t"));
+  } catch (const std::runtime_error& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no exception";
+  return "";
+}
+
 TEST(PlotterFailures, GnuplotErrorIsThrownWithItsMessage) {
   TempDir dir, bin;
   write_fake_gnuplot(bin.path(), fake_gnuplot_script("echo \"\\\"$1\\\" line 3: fake says no\" >&2\nexit 1\n"));
   ScopedPath path(bin.str());
   Plotter plotter(dir.str());
   ASSERT_TRUE(plotter.available()) << plotter.unavailable_reason();
-  try {
-    plotter.draw(speedup_plot("t"));
-    FAIL() << "no exception";
-  } catch (const std::runtime_error& error) {
-    const std::string message = error.what();
-    EXPECT_EQ(message.rfind("gnuplot failed on speedup.gp: ", 0), 0u) << message;
-    EXPECT_NE(message.find("\"./speedup.gp\" line 3: fake says no"), std::string::npos) << message;
-    EXPECT_NE(message.find("exit status 1"), std::string::npos) << message;
-  }
+  const std::string message = draw_error(plotter);
+  EXPECT_EQ(message.rfind("gnuplot failed on speedup.gp: ", 0), 0u) << message;
+  EXPECT_NE(message.find("\"./speedup.gp\" line 3: fake says no"), std::string::npos) << message;
+  EXPECT_NE(message.find("exit status 1"), std::string::npos) << message;
+}
+
+TEST(PlotterFailures, GnuplotKilledBySignalIsSaid) {
+  TempDir dir, bin;
+  write_fake_gnuplot(bin.path(), fake_gnuplot_script("kill -KILL $$\n"));
+  ScopedPath path(bin.str());
+  Plotter plotter(dir.str());
+  ASSERT_TRUE(plotter.available()) << plotter.unavailable_reason();
+  const std::string message = draw_error(plotter);
+  EXPECT_NE(message.find("(killed by signal 9)"), std::string::npos) << message;
 }
 
 TEST(PlotterFailures, MissingImagesAreAnError) {
@@ -404,12 +446,8 @@ TEST(PlotterFailures, MissingImagesAreAnError) {
   ASSERT_TRUE(plotter.available()) << plotter.unavailable_reason();
   std::ofstream(dir.path() / "speedup.svg") << "<svg>stale</svg>";  // from an earlier run
   std::ofstream(dir.path() / "speedup.png") << "stale";
-  try {
-    plotter.draw(speedup_plot("t"));
-    FAIL() << "no exception";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("wrote no speedup.svg"), std::string::npos) << error.what();
-  }
+  const std::string message = draw_error(plotter);
+  EXPECT_NE(message.find("wrote no speedup.svg"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -6,12 +6,14 @@
 #include <ctime>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "git_commit.hpp"  // generated at build time: DDPSCALE_GIT_COMMIT
 #include "gpu_info.hpp"
 #include "hdf5_library.hpp"
-#include "json_writer.hpp"
 #include "mpi_context.hpp"
 #include "nccl_profile.hpp"
+#include "text_io.hpp"
 #ifdef DDPSCALE_CUDA
 #include "nccl_communicator.hpp"
 #endif
@@ -51,40 +53,33 @@ std::string utc_now_iso8601() {
 
 std::string system_report_json(const MpiContext& mpi) {
   const auto inventory = query_gpu_inventory();
-  JsonWriter json;
-  json.begin_object();
-  json.field("tool", std::string("ddpscale ") + DDPSCALE_VERSION).field("git_commit", DDPSCALE_GIT_COMMIT);
-  json.field("date_utc", utc_now_iso8601());
-  json.key("ranks").begin_object().field("world_size", mpi.size()).field("local_rank_source", mpi.local_rank_source());
-  json.key("hosts").begin_array();
-  for (const auto& host : mpi.hostnames()) json.value(host);
-  json.end_array().end_object();
-  json.field("cpu_count", static_cast<int64_t>(std::thread::hardware_concurrency()));
-  json.key("versions").begin_object();
-  json.field("libtorch", torch_version()).field("cuda", cuda_version()).field("nccl", nccl_version());
-  json.field("mpi", mpi.library_version()).field("hdf5", hdf5_library_version());
-  json.end_object();
-  json.key("gpus").begin_object();
-  json.field("cuda_build", inventory.cuda_built).field("driver", inventory.driver_version);
-  if (!inventory.error.empty()) json.field("note", inventory.error);
-  json.key("devices").begin_array();
+  nlohmann::ordered_json json;
+  json["tool"] = std::string("ddpscale ") + DDPSCALE_VERSION;
+  json["git_commit"] = DDPSCALE_GIT_COMMIT;
+  json["date_utc"] = utc_now_iso8601();
+  json["ranks"] = {{"world_size", mpi.size()}, {"local_rank_source", mpi.local_rank_source()}, {"hosts", mpi.hostnames()}};
+  json["cpu_count"] = static_cast<int64_t>(std::thread::hardware_concurrency());
+  json["versions"] = {{"libtorch", torch_version()}, {"cuda", cuda_version()}, {"nccl", nccl_version()},
+                      {"mpi", mpi.library_version()}, {"hdf5", hdf5_library_version()}};
+  nlohmann::ordered_json& gpus = json["gpus"];
+  gpus["cuda_build"] = inventory.cuda_built;
+  gpus["driver"] = inventory.driver_version;
+  if (!inventory.error.empty()) gpus["note"] = inventory.error;
+  gpus["devices"] = nlohmann::ordered_json::array();
   for (const auto& d : inventory.devices)
-    json.begin_object().field("index", d.index).field("name", d.name)
-        .field("memory_bytes", static_cast<int64_t>(d.memory_bytes)).field("pci_bus_id", d.pci_bus_id).end_object();
-  json.end_array();
-  json.key("links").begin_array();
+    gpus["devices"].push_back({{"index", d.index}, {"name", d.name},
+                               {"memory_bytes", static_cast<int64_t>(d.memory_bytes)}, {"pci_bus_id", d.pci_bus_id}});
+  gpus["links"] = nlohmann::ordered_json::array();
   for (const auto& l : inventory.links) {
-    json.begin_object().field("a", l.a).field("b", l.b).field("path", l.path);
+    nlohmann::ordered_json link = {{"a", l.a}, {"b", l.b}, {"path", l.path}};
     // NVML cannot always match NVLink ends (e.g. in VMs with remapped PCI ids): no count then.
-    if (l.nvlinks > 0) json.field("nvlinks", l.nvlinks);
-    json.field("peer_access", l.peer_access).end_object();
+    if (l.nvlinks > 0) link["nvlinks"] = l.nvlinks;
+    link["peer_access"] = l.peer_access;
+    gpus["links"].push_back(std::move(link));
   }
-  json.end_array().end_object();
-  json.key("nccl_variables").begin_object();
-  for (const auto& [key, value] : nccl_variables_in_effect()) json.field(key, value);
-  json.end_object();
-  json.end_object();
-  return json.str();
+  json["nccl_variables"] = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : nccl_variables_in_effect()) json["nccl_variables"][key] = value;
+  return json_text(json);
 }
 
 StudyMetadata collect_study_metadata(const MpiContext& mpi, const std::string& command_line) {
