@@ -143,7 +143,9 @@ class ReportBuilder {
           instead += " Section " + std::to_string(applicable_sections().size() + j + 1) + ", \"" +
                      options_.extra_sections[j].title + "\", " + options_.extra_sections[j].instead_of_measured_speedups;
       doc_.paragraph("No configuration with more than one rank has a one-rank counterpart in these inputs, so no "
-                     "speedup can be stated. Measure world sizes 1 and N of the same model and batch." + instead);
+                     "speedup was measured." +
+                     (instead.empty() ? std::string(" Measure world sizes 1 and N of the same model and batch.")
+                                      : instead));
     }
     std::vector<std::string> items;
     for (const std::string& model : a_.models) {
