@@ -1,15 +1,13 @@
 #include <chrono>
-#include <condition_variable>
 #include <cxxopts.hpp>
 #include <iostream>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "launch/cli_util.hpp"
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "commbench.hpp"
+#include "launch/heartbeat.hpp"
 #include "launch/launch_prologue.hpp"
 #include "mpi_context.hpp"
 #include "nccl_profile.hpp"
@@ -65,49 +63,33 @@ class RowPrinter {
       : sizes_(commbench_sizes(bench)),
         op_(bench.op),
         size_started_(std::chrono::steady_clock::now()),
-        last_line_(size_started_) {
-    if (leader) heartbeat_ = std::thread([this] { beat_until_stopped(); });
-  }
-  ~RowPrinter() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    if (heartbeat_.joinable()) heartbeat_.join();
-  }
-  RowPrinter(const RowPrinter&) = delete;
-  RowPrinter& operator=(const RowPrinter&) = delete;
+        heartbeat_(kEvery, [this] { return beat(); }, leader) {}
 
   void print(const CommBenchRow& row) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    const auto lock = heartbeat_.lock();
     print_commbench_row(stdout, row, op_);
     ++measured_;
-    size_started_ = last_line_ = std::chrono::steady_clock::now();
+    size_started_ = std::chrono::steady_clock::now();
+    heartbeat_.printed();
   }
 
  private:
-  void beat_until_stopped() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last_line_ < kEvery || measured_ >= sizes_.size()) continue;
-      const auto since = std::chrono::duration_cast<std::chrono::seconds>(now - size_started_).count();
-      std::printf("# measuring %zu bytes (size %zu of %zu) for %lld s\n", sizes_[measured_], measured_ + 1,
-                  sizes_.size(), static_cast<long long>(since));
-      std::fflush(stdout);
-      last_line_ = now;
-    }
+  // With the heartbeat's lock held: the size under way and how long it has taken.
+  bool beat() {
+    if (measured_ >= sizes_.size()) return false;
+    const auto since =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - size_started_).count();
+    std::printf("# measuring %zu bytes (size %zu of %zu) for %lld s\n", sizes_[measured_], measured_ + 1,
+                sizes_.size(), static_cast<long long>(since));
+    std::fflush(stdout);
+    return true;
   }
 
   std::vector<size_t> sizes_;
   ReduceOp op_;
   size_t measured_ = 0;
-  std::chrono::steady_clock::time_point size_started_, last_line_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread heartbeat_;  // rank 0 only; last, so it starts after everything it reads
+  std::chrono::steady_clock::time_point size_started_;
+  Heartbeat heartbeat_;  // rank 0 only; last, so its thread starts after everything it reads
 };
 
 }  // namespace

@@ -4,15 +4,12 @@
 
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "check.hpp"
 #include "launch/cli_util.hpp"
@@ -22,6 +19,7 @@
 #include "study/launch_driver.hpp"
 #include "study/memory_preflight.hpp"
 #include "launch/device_choice.hpp"
+#include "launch/heartbeat.hpp"
 #include "launch/launch_prologue.hpp"
 #include "engine/initial_model.hpp"
 #include "model_registry.hpp"
@@ -254,48 +252,36 @@ class Progress {
         total_runs_(total_runs),
         eta_(std::move(plan)),
         start_(std::chrono::steady_clock::now()),
-        last_line_(start_),
-        tty_(isatty(STDERR_FILENO) != 0) {
-    if (leader) heartbeat_ = std::thread([this] { beat_until_stopped(); });
-  }
-  ~Progress() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    if (heartbeat_.joinable()) heartbeat_.join();
-  }
-  Progress(const Progress&) = delete;
-  Progress& operator=(const Progress&) = delete;
+        tty_(isatty(STDERR_FILENO) != 0),
+        heartbeat_(kHeartbeat, [this] { return beat(); }, leader) {}
 
   void run_done(size_t config) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    const auto lock = heartbeat_.lock();
     ++runs_;
     eta_.run_done(config, seconds_since_start());
     if (tty_) print('\r');
   }
   void config_done(size_t config, const std::string& id, const std::string& note) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    const auto lock = heartbeat_.lock();
     ++configs_;
     eta_.configuration_done(config, seconds_since_start());
     if (tty_) std::fprintf(stderr, "\r\033[K");
     print('\n', id + " " + note);
   }
   void skipped(size_t config, size_t runs) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    const auto lock = heartbeat_.lock();
     ++configs_;
     runs_ += runs;
     eta_.skipped(config);
   }
   // Configurations first .. first + members - 1 begin (interleaved twins, or one alone).
   void now_running(size_t first, size_t members, const std::string& what) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    const auto lock = heartbeat_.lock();
     running_ = what;
     eta_.group_started(first, members, seconds_since_start());
   }
   void runs_began() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    const auto lock = heartbeat_.lock();
     eta_.runs_began(seconds_since_start());
   }
 
@@ -303,7 +289,7 @@ class Progress {
   double seconds_since_start() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
-  // Called with mutex_ held.
+  // Called with the heartbeat's lock held.
   void print(char end, const std::string& what = "") {
     const double elapsed = seconds_since_start();
     const std::optional<double> eta = eta_.seconds_left(elapsed);
@@ -311,26 +297,20 @@ class Progress {
                  runs_, total_runs_, clock_text(elapsed).c_str(), eta ? clock_text(*eta).c_str() : "?",
                  what.empty() ? "" : "  ", what.c_str(), end);
     std::fflush(stderr);
-    if (end == '\n') last_line_ = std::chrono::steady_clock::now();
+    if (end == '\n') heartbeat_.printed();
   }
-  void beat_until_stopped() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
-      if (std::chrono::steady_clock::now() - last_line_ < kHeartbeat) continue;
-      if (tty_) std::fprintf(stderr, "\r\033[K");
-      print('\n', running_.empty() ? "" : "running " + running_);
-    }
+  bool beat() {
+    if (tty_) std::fprintf(stderr, "\r\033[K");
+    print('\n', running_.empty() ? "" : "running " + running_);
+    return true;
   }
   size_t total_configs_, total_runs_;
   size_t configs_ = 0, runs_ = 0;
   SweepEta eta_;
-  std::chrono::steady_clock::time_point start_, last_line_;
+  std::chrono::steady_clock::time_point start_;
   bool tty_;
   std::string running_;  // the configuration (or pair) under way
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread heartbeat_;  // rank 0 only; last, so it starts after everything it reads
+  Heartbeat heartbeat_;  // rank 0 only; last, so its thread starts after everything it reads
 };
 
 CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
