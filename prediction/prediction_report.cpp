@@ -308,6 +308,13 @@ std::string prediction_csv(const ScalingPrediction& result) {
   return csv.str();
 }
 
+// One self-check's five validation.csv columns: the predicted throughput, its interval, the
+// error against the measured mean and whether the interval covers it, each after a comma.
+std::string checked_columns(const Prediction& p, double error, bool covered) {
+  return "," + csv_number(p.throughput.point) + "," + csv_number(p.throughput.interval95.low) + "," +
+         csv_number(p.throughput.interval95.high) + "," + csv_number(error) + "," + (covered ? "true" : "false");
+}
+
 std::string validation_csv(const ScalingPrediction& result) {
   std::ostringstream csv;
   csv << "id,model,exec,parameters,batch_per_rank,world_size,measured_samples_per_s,model_only,model_only_low,"
@@ -317,26 +324,14 @@ std::string validation_csv(const ScalingPrediction& result) {
          "node_sharing_covered\n";
   for (const ValidationRow& r : result.validation) {
     csv << r.id << "," << r.model << "," << r.exec << "," << r.parameters << "," << r.batch_per_rank << ","
-        << r.world_size << "," << csv_number(r.measured_throughput) << "," << csv_number(r.model_only.throughput.point)
-        << "," << csv_number(r.model_only.throughput.interval95.low) << ","
-        << csv_number(r.model_only.throughput.interval95.high) << "," << csv_number(r.model_only_error) << ","
-        << (r.model_only_covered ? "true" : "false") << "," << csv_number(r.calibrated.throughput.point) << ","
-        << csv_number(r.calibrated.throughput.interval95.low) << "," << csv_number(r.calibrated.throughput.interval95.high)
-        << "," << csv_number(r.calibrated_error) << "," << (r.calibrated_covered ? "true" : "false");
-    if (r.other_models)
-      csv << "," << csv_number(r.other_models_calibrated.throughput.point) << ","
-          << csv_number(r.other_models_calibrated.throughput.interval95.low) << ","
-          << csv_number(r.other_models_calibrated.throughput.interval95.high) << "," << csv_number(r.other_models_error)
-          << "," << (r.other_models_covered ? "true" : "false");
-    else
-      csv << ",,,,,";
-    if (r.node_sharing)
-      csv << "," << csv_number(r.node_sharing_calibrated.throughput.point) << ","
-          << csv_number(r.node_sharing_calibrated.throughput.interval95.low) << ","
-          << csv_number(r.node_sharing_calibrated.throughput.interval95.high) << "," << csv_number(r.node_sharing_error)
-          << "," << (r.node_sharing_covered ? "true" : "false") << "\n";
-    else
-      csv << ",,,,,\n";
+        << r.world_size << "," << csv_number(r.measured_throughput)
+        << checked_columns(r.model_only, r.model_only_error, r.model_only_covered)
+        << checked_columns(r.calibrated, r.calibrated_error, r.calibrated_covered)
+        << (r.other_models ? checked_columns(r.other_models_calibrated, r.other_models_error, r.other_models_covered)
+                           : ",,,,,")
+        << (r.node_sharing ? checked_columns(r.node_sharing_calibrated, r.node_sharing_error, r.node_sharing_covered)
+                           : ",,,,,")
+        << "\n";
   }
   return csv.str();
 }

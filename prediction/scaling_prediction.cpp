@@ -288,6 +288,22 @@ double fraction_true(const std::vector<bool>& flags) {
   return static_cast<double>(std::count(flags.begin(), flags.end(), true)) / static_cast<double>(flags.size());
 }
 
+// One kind of self-check over the measured configurations: each prediction's throughput
+// error against the measured mean and whether its interval covers it, row by row, and their
+// median absolute error and coverage (NaN where no configuration was checked this way).
+struct CheckTally {
+  std::vector<double> errors;
+  std::vector<bool> hits;
+  void add(const Prediction& p, double measured, double& error, bool& covered) {
+    error = p.throughput.point / measured - 1;
+    covered = inside(measured, p.throughput.interval95);
+    errors.push_back(error);
+    hits.push_back(covered);
+  }
+  double median_abs_error() const { return errors.empty() ? kNaN : median_abs(errors); }
+  double coverage() const { return fraction_true(hits); }
+};
+
 // The model errors at the GPU count the study measured most often (the smaller on a tie),
 // as a named profile's node-sharing cost.
 NodeSharingCost node_sharing_of_pairs(const std::vector<MeasuredPair>& pairs, const std::vector<double>& errors) {
@@ -334,10 +350,10 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   }
   result.calibration_configurations = errors.size();
 
-  // Each measured configuration again, calibrated by the others' errors (leave one out), and
-  // by the other models' errors only (leave one model out).
-  std::vector<double> model_only_errors, calibrated_errors, other_models_errors, node_sharing_errors;
-  std::vector<bool> model_only_hits, calibrated_hits, other_models_hits, node_sharing_hits;
+  // Each measured configuration again, calibrated by the others' errors (leave one out), by
+  // the other models' errors only (leave one model out), and by the named machine's cost of
+  // sharing a node alone where one is given.
+  CheckTally model_only_checks, calibrated_checks, other_models_checks, node_sharing_checks;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const MeasuredConfig& n_gpu = *pairs[i].n_gpu;
     const std::vector<double> others = errors_of_others(pairs, errors, i, false);
@@ -350,53 +366,35 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
     row.batch_per_rank = n_gpu.params.batch_per_rank;
     row.world_size = n_gpu.params.world_size;
     row.measured_throughput = n_gpu.throughput.mean;
+    const double measured = row.measured_throughput;
     row.model_only = model_only[i];
     row.calibrated = others.empty() ? model_only[i] : predictor.predict(pairs[i].start, {1, row.world_size}, others);
-    row.model_only_error = row.model_only.throughput.point / row.measured_throughput - 1;
-    row.calibrated_error = row.calibrated.throughput.point / row.measured_throughput - 1;
-    row.model_only_covered = inside(row.measured_throughput, row.model_only.throughput.interval95);
-    row.calibrated_covered = inside(row.measured_throughput, row.calibrated.throughput.interval95);
-    model_only_errors.push_back(row.model_only_error);
-    calibrated_errors.push_back(row.calibrated_error);
-    model_only_hits.push_back(row.model_only_covered);
-    calibrated_hits.push_back(row.calibrated_covered);
+    model_only_checks.add(row.model_only, measured, row.model_only_error, row.model_only_covered);
+    calibrated_checks.add(row.calibrated, measured, row.calibrated_error, row.calibrated_covered);
     if (options.node_sharing.given()) {
       row.node_sharing = true;
       row.node_sharing_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, options.node_sharing.step_errors);
-      row.node_sharing_error = row.node_sharing_calibrated.throughput.point / row.measured_throughput - 1;
-      row.node_sharing_covered = inside(row.measured_throughput, row.node_sharing_calibrated.throughput.interval95);
-      node_sharing_errors.push_back(row.node_sharing_error);
-      node_sharing_hits.push_back(row.node_sharing_covered);
+      node_sharing_checks.add(row.node_sharing_calibrated, measured, row.node_sharing_error, row.node_sharing_covered);
     }
     if (!other_models.empty()) {
       row.other_models = true;
       row.other_models_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, other_models);
-      row.other_models_error = row.other_models_calibrated.throughput.point / row.measured_throughput - 1;
-      row.other_models_covered = inside(row.measured_throughput, row.other_models_calibrated.throughput.interval95);
-      other_models_errors.push_back(row.other_models_error);
-      other_models_hits.push_back(row.other_models_covered);
+      other_models_checks.add(row.other_models_calibrated, measured, row.other_models_error, row.other_models_covered);
     }
     result.validation.push_back(row);
   }
   ValidationSummary& s = result.summary;
   s.configurations = pairs.size();
-  if (!pairs.empty()) {
-    s.model_only_median_abs_error = median_abs(model_only_errors);
-    s.calibrated_median_abs_error = median_abs(calibrated_errors);
-    s.model_only_coverage = fraction_true(model_only_hits);
-    s.calibrated_coverage = fraction_true(calibrated_hits);
-  }
-  s.other_models_configurations = other_models_errors.size();
-  if (!other_models_errors.empty()) {
-    s.other_models_median_abs_error = median_abs(other_models_errors);
-    s.other_models_coverage = fraction_true(other_models_hits);
-  }
-
-  s.node_sharing_configurations = node_sharing_errors.size();
-  if (!node_sharing_errors.empty()) {
-    s.node_sharing_median_abs_error = median_abs(node_sharing_errors);
-    s.node_sharing_coverage = fraction_true(node_sharing_hits);
-  }
+  s.model_only_median_abs_error = model_only_checks.median_abs_error();
+  s.calibrated_median_abs_error = calibrated_checks.median_abs_error();
+  s.model_only_coverage = model_only_checks.coverage();
+  s.calibrated_coverage = calibrated_checks.coverage();
+  s.other_models_configurations = other_models_checks.errors.size();
+  s.other_models_median_abs_error = other_models_checks.median_abs_error();
+  s.other_models_coverage = other_models_checks.coverage();
+  s.node_sharing_configurations = node_sharing_checks.errors.size();
+  s.node_sharing_median_abs_error = node_sharing_checks.median_abs_error();
+  s.node_sharing_coverage = node_sharing_checks.coverage();
   result.measured_node_sharing = node_sharing_of_pairs(pairs, errors);
 
   // Forward: every 1-GPU configuration at every target, calibrated by all measured errors,
