@@ -165,7 +165,7 @@ std::string interconnect_names(const std::string& catalog_path) {
   }
 }
 
-AllreduceCurve allreduce_curve_by_name_or_file(const std::string& text, const std::string& catalog_path) {
+NamedInterconnect interconnect_by_name_or_file(const std::string& text, const std::string& catalog_path) {
   const bool csv = text.size() > 4 && text.compare(text.size() - 4, 4, ".csv") == 0;
   if (csv) {
     const CommbenchCurve measured = read_commbench_csv(text);
@@ -179,25 +179,23 @@ AllreduceCurve allreduce_curve_by_name_or_file(const std::string& text, const st
       throw std::invalid_argument(text + ": " + e.what());
     }
     curve.source = "commbench.csv measured on " + std::to_string(curve.ranks) + " GPUs (" + text + ")";
-    return curve;
+    NamedInterconnect file;
+    file.name = text;
+    file.curve = curve;
+    return file;  // a curve alone: no cost of sharing a node
   }
   const std::vector<NamedInterconnect> catalog = load_interconnect_catalog(catalog_path);
   std::string names;
   for (const NamedInterconnect& ic : catalog) {
-    if (ic.name == text) return ic.curve;
+    if (ic.name == text) return ic;
     names += (names.empty() ? "" : ", ") + ic.name;
   }
   throw std::invalid_argument("allreduce curve '" + text + "' is not in " + catalog_path + " (it has: " + names +
                               "); or give a commbench.csv, --allreduce FILE.csv");
 }
 
-NodeSharingCost node_sharing_by_name_or_file(const std::string& text, const std::string& catalog_path) {
-  const bool csv = text.size() > 4 && text.compare(text.size() - 4, 4, ".csv") == 0;
-  if (csv) return {};
-  allreduce_curve_by_name_or_file(text, catalog_path);  // the same checks and messages
-  for (const NamedInterconnect& ic : load_interconnect_catalog(catalog_path))
-    if (ic.name == text) return ic.node_sharing;
-  return {};
+AllreduceCurve allreduce_curve_by_name_or_file(const std::string& text, const std::string& catalog_path) {
+  return interconnect_by_name_or_file(text, catalog_path).curve;
 }
 
 }  // namespace ddpscale

@@ -31,12 +31,11 @@ std::vector<NamedInterconnect> load_interconnect_catalog(const std::string& path
 // the file is missing or unreadable instead of throwing.
 std::string interconnect_names(const std::string& catalog_path);
 
-// A name in the catalog at catalog_path, or (ending in .csv) a commbench.csv as `ddpscale
-// report` writes it. Throws std::invalid_argument listing the names the catalog has.
+// A name in the catalog at catalog_path (its curve and node-sharing cost), or (ending in .csv)
+// a commbench.csv as `ddpscale report` writes it (a curve alone, no node-sharing cost).
+// Throws std::invalid_argument listing the names the catalog has.
+NamedInterconnect interconnect_by_name_or_file(const std::string& text, const std::string& catalog_path);
+// Its curve alone.
 AllreduceCurve allreduce_curve_by_name_or_file(const std::string& text, const std::string& catalog_path);
-
-// The node-sharing cost of the catalog entry `text` names; none (not given()) for a
-// commbench.csv or an entry without one. Throws as allreduce_curve_by_name_or_file does.
-NodeSharingCost node_sharing_by_name_or_file(const std::string& text, const std::string& catalog_path);
 
 }  // namespace ddpscale

@@ -338,9 +338,11 @@ TEST(InterconnectCurves, RepositoryProfilesCarryTheirNodeSharingCost) {
     EXPECT_EQ(ic.node_sharing.gpus, ic.curve.ranks) << ic.name;
     EXPECT_GE(ic.node_sharing.step_errors.size(), 20u) << ic.name;
     EXPECT_NE(ic.node_sharing.source.find("docs/results/"), std::string::npos) << ic.name;
-    EXPECT_EQ(node_sharing_by_name_or_file(ic.name, kRepositoryCatalog).step_errors, ic.node_sharing.step_errors);
+    EXPECT_EQ(interconnect_by_name_or_file(ic.name, kRepositoryCatalog).node_sharing.step_errors,
+              ic.node_sharing.step_errors);
   }
-  EXPECT_FALSE(node_sharing_by_name_or_file("some/commbench.csv", kRepositoryCatalog).given());
+  const std::string csv = std::string(DDPSCALE_SOURCE_DIR) + "/docs/results/h100x2/seed-study/commbench.csv";
+  EXPECT_FALSE(interconnect_by_name_or_file(csv, kRepositoryCatalog).node_sharing.given());
 }
 
 }  // namespace

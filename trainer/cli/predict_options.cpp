@@ -70,10 +70,11 @@ NetworkProfile network_of(const PredictTargetArgs& args) {
   return {};
 }
 
-AllreduceCurve allreduce_curve_of(const PredictTargetArgs& args) {
+// --allreduce's curve and, for a name, its machine's cost of sharing a node (none given: empty).
+NamedInterconnect interconnect_of(const PredictTargetArgs& args) {
   if (!args.allreduce) return {};
   try {
-    return allreduce_curve_by_name_or_file(*args.allreduce, args.interconnects);
+    return interconnect_by_name_or_file(*args.allreduce, args.interconnects);
   } catch (const std::exception& e) {
     throw UsageError(option_name(args, "allreduce") + (args.from_report_spec ? "" : " ") + *args.allreduce + ": " +
                      e.what());
@@ -178,8 +179,9 @@ PredictOptions predict_options_from(const PredictTargetArgs& args) {
       predict.targets.push_back({nodes, args.gpus_per_node});
   }
   predict.network = network_of(args);
-  predict.allreduce = allreduce_curve_of(args);
-  if (args.allreduce) predict.node_sharing = node_sharing_by_name_or_file(*args.allreduce, args.interconnects);
+  const NamedInterconnect interconnect = interconnect_of(args);
+  predict.allreduce = interconnect.curve;
+  predict.node_sharing = interconnect.node_sharing;
   const bool several_nodes =
       std::any_of(predict.targets.begin(), predict.targets.end(), [](const Topology& t) { return t.nodes > 1; });
   if (several_nodes && !predict.network.given())
