@@ -507,7 +507,9 @@ TEST(PredictionInputs, ReportFolderToPredictionFiles) {
   ASSERT_EQ(result.measured_node_sharing.step_errors.size(), 1u);
   const size_t list = block.find("step_errors: [");
   ASSERT_NE(list, std::string::npos) << block;
-  const double written = std::stod(block.substr(list + 14));  // 4 significant digits
+  // Written with 4 significant digits: rounding moves it by at most half a unit of the 4th
+  // digit, 5e-4 of its magnitude.
+  const double written = std::stod(block.substr(list + 14));
   const double error = result.measured_node_sharing.step_errors[0];
   EXPECT_NEAR(written, error, 5e-4 * std::abs(error) + 1e-12) << block;
   EXPECT_NEAR(error, 1060 / two.step_us.point - 1, 1e-12);  // the measured 2-GPU step over the model's
