@@ -18,6 +18,11 @@ namespace {
 
 PhaseStats stats_of(const Summary& s) { return {s.mean, s.sd, s.n}; }
 
+// The predictor models ddpscale's engine from its phases (backward, allreduce, when each
+// gradient is ready); PyTorch DDP's imported runs time only the whole step, so a study's
+// pytorch-ddp configurations are left out of the prediction and its self-check.
+bool predicts_engine(const std::string& engine) { return engine == kEngineDdpscale; }
+
 int largest_world_size(const StudyDigest& digest) {
   int largest = 0;
   for (const MeasuredConfig& c : digest.configs) largest = std::max(largest, c.params.world_size);
@@ -87,6 +92,7 @@ StudyDigest digest_from_loaded(const LoadedStudy& study) {
   const CommBenchTable table =
       !study.sources.empty() && study.sources.front().commbench ? *study.sources.front().commbench : CommBenchTable{};
   for (const ConfigRecord& record : study.configs) {
+    if (!predicts_engine(record.params.engine)) continue;
     const ConfigSummary summary = summarize_config(record);
     MeasuredConfig c;
     c.id = summary.id;
@@ -132,7 +138,11 @@ StudyDigest digest_from_report(const std::string& report_dir) {
   if (rows.size() < 2) throw std::runtime_error(summary_path + ": no configurations");
   std::map<std::string, size_t> columns;
   for (size_t i = 0; i < rows[0].size(); ++i) columns[rows[0][i]] = i;
-  for (size_t r = 1; r < rows.size(); ++r) digest.configs.push_back(config_from_row(CsvRow(columns, rows[r], summary_path)));
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const CsvRow row(columns, rows[r], summary_path);
+    if (columns.count("engine") && !predicts_engine(row.text("engine"))) continue;  // older summaries: ddpscale's
+    digest.configs.push_back(config_from_row(row));
+  }
 
   const std::string commbench_path = (fs::path(report_dir) / "commbench.csv").string();
   if (!fs::exists(commbench_path)) return digest;

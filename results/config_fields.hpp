@@ -79,6 +79,7 @@ inline constexpr ConfigField kConfigFields[] = {
   {"model_sha256",    &ConfigParams::model_sha256,    kNoColumn,              Resume::must_match, Sweep::fixed,     Stored::optional},
   {"model_input",     &ConfigParams::model_input,     kNoColumn,              Resume::must_match, Sweep::fixed,     Stored::optional},
   {"broadcast_buffers", &ConfigParams::broadcast_buffers, kNoColumn,          Resume::must_match, Sweep::fixed,     Stored::optional},
+  {"engine",          &ConfigParams::engine,          {"engine", 18},         Resume::must_match, Sweep::fixed,     Stored::optional},
 };
 // clang-format on
 

@@ -55,7 +55,7 @@ std::string scaling_answer(const StudyAnalysis& analysis, const std::string& sca
   std::string unit = "rank";
   for (const Comparison& c : analysis.comparisons) {
     const ConfigParams& p = analysis.configs[c.n_gpu].params;
-    if (p.scaling != scaling) continue;
+    if (p.scaling != scaling || p.engine != kEngineDdpscale) continue;  // PyTorch DDP's: its own section
     if (p.device == "cuda") unit = "GPU";
     ModelOutcome& m = by_model[p.model];
     m.model = p.model;
@@ -104,7 +104,7 @@ void AnswerText::speedup_chart() {
     const ConfigParams& p = a_.configs[c.n_gpu].params;
     if (!std::isfinite(c.speedup.speedup)) continue;
     std::string series = model_family(p.model) + ", " + std::to_string(p.world_size) + " ranks" +
-                         exec_dtype_text(p.exec, p.dtype) + (scalings.size() > 1 ? ", " + p.scaling : "");
+                         exec_dtype_text(p.exec, p.dtype) + engine_text(p.engine) + (scalings.size() > 1 ? ", " + p.scaling : "");
     const Comparison*& slot = chosen[series][p.model];
     if (!slot || batch_of(c) > batch_of(*slot)) slot = &c;
   }

@@ -94,7 +94,7 @@ std::string safe_stem(const std::string& text) {
 }
 
 std::string variant_of(const ConfigParams& p) {
-  std::string v = p.scaling + " scaling" + exec_dtype_text(p.exec, p.dtype);
+  std::string v = p.scaling + " scaling" + exec_dtype_text(p.exec, p.dtype) + engine_text(p.engine);
   if (p.nccl_profile != "default") v += ", NCCL profile " + p.nccl_profile;
   if (p.optimizer != "adam") v += ", " + p.optimizer;
   return v;

@@ -31,7 +31,8 @@ std::string levels_text(const ConfigSummary& c) {
 }
 
 std::string config_label(const ConfigParams& p) {
-  return p.model + " b" + std::to_string(p.batch_per_rank) + " " + ranks_text(p) + exec_dtype_text(p.exec, p.dtype);
+  return p.model + " b" + std::to_string(p.batch_per_rank) + " " + ranks_text(p) + exec_dtype_text(p.exec, p.dtype) +
+         engine_text(p.engine);
 }
 
 }  // namespace

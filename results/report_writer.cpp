@@ -17,6 +17,7 @@
 #include "report_answer.hpp"
 #include "report_document.hpp"
 #include "report_drift.hpp"
+#include "report_engines.hpp"
 #include "report_launches.hpp"
 #include "report_format.hpp"
 #include "report_plots.hpp"
@@ -63,6 +64,7 @@ class ReportBuilder {
     results_per_model,
     host_drift,
     launches,
+    engines,
     time_breakdown,
     nccl_profiles,
     parameter_thresholds,
@@ -85,6 +87,7 @@ class ReportBuilder {
         {Section::results_per_model, "Results per model", &ReportBuilder::results_per_model},
         {Section::host_drift, "Host drift", &ReportBuilder::host_drift},
         {Section::launches, "Launches and speed levels", &ReportBuilder::launches},
+        {Section::engines, "Beside PyTorch DDP", &ReportBuilder::engines, &ReportBuilder::has_both_engines},
         {Section::time_breakdown, "Where the time goes", &ReportBuilder::time_breakdown},
         {Section::nccl_profiles, "NCCL profiles compared", &ReportBuilder::nccl_profiles,
          &ReportBuilder::compares_nccl_profiles},
@@ -108,6 +111,7 @@ class ReportBuilder {
   }
   bool compares_nccl_profiles() const { return a_.nccl_profiles.size() > 1; }
   bool has_price() const { return std::isfinite(options_.price_per_gpu_hour); }
+  bool has_both_engines() const { return engines_.applies(); }
   bool on_gpus() const { return device_word() == "GPUs"; }
 
   std::string study_name() const {
@@ -120,8 +124,8 @@ class ReportBuilder {
 
   std::vector<const Comparison*> comparisons_of(const std::string& model) const {
     std::vector<const Comparison*> out;
-    for (const Comparison& c : a_.comparisons)
-      if (cfg(c.n_gpu).params.model == model) out.push_back(&c);
+    for (const Comparison& c : a_.comparisons)  // ddpscale's engine: PyTorch DDP's has its own section
+      if (cfg(c.n_gpu).params.model == model && cfg(c.n_gpu).params.engine == kEngineDdpscale) out.push_back(&c);
     return out;
   }
 
@@ -174,6 +178,7 @@ class ReportBuilder {
     if (!items.empty()) doc_.bullets(items);
     if (const std::string note = launches_.summary_note(section_ref(Section::launches)); !note.empty())
       doc_.paragraph(note);
+    if (has_both_engines()) doc_.paragraph(engines_.summary_note(section_ref(Section::engines)));
     superlinear_caution();
     for (const auto& [group, rows] : a_.measured_thresholds) thresholds_.measured_threshold_sentence(group, rows);
     size_t failed = 0, total = 0;
@@ -227,6 +232,7 @@ class ReportBuilder {
   // ---- Host drift --------------------------------------------------------------------
   void host_drift() { drift_.write_section(); }
   void launches() { launches_.write_section(); }
+  void engines() { engines_.write_section(); }
 
   // ---- Test configuration ------------------------------------------------------------
   void test_configuration() {
@@ -700,6 +706,7 @@ class ReportBuilder {
   DriftText drift_{a_, study_.configs, doc_,
                    [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
   LaunchText launches_{a_, study_.configs, doc_};
+  EngineText engines_{a_, doc_};
   AnswerText answer_{a_, doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
   ThresholdsText thresholds_{a_, doc_,
                              [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); },

@@ -111,7 +111,14 @@ struct ConfigParams {
   // Rank 0's buffers (BatchNorm's running statistics) broadcast before each forward, as
   // PyTorch DDP's broadcast_buffers=True; false: each rank kept its own.
   bool broadcast_buffers = true;
+  // Which data-parallel engine trained it: "ddpscale" (this tool's), or "pytorch-ddp"
+  // (PyTorch's DistributedDataParallel, runs imported from scripts/gpu/pytorch_ddp_reference.py
+  // by `ddpscale import-pytorch`), so one study holds both engines' answers side by side.
+  std::string engine = "ddpscale";
 };
+
+constexpr const char* kEngineDdpscale = "ddpscale";
+constexpr const char* kEnginePytorchDdp = "pytorch-ddp";
 
 // One trainable parameter in the instrumented backward pass of GradientTiming.
 struct ParameterGradient {

@@ -1,6 +1,7 @@
 #include "run_store.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -634,6 +635,19 @@ StudyMetadata read_study(const std::string& dir, CommBenchTable* commbench) {
   StudyMetadata metadata = read_metadata(io, file.get());
   if (commbench) *commbench = read_commbench_group(io, file.get());
   return metadata;
+}
+
+std::string config_id(const ConfigParams& p) {
+  std::ostringstream id;
+  id << p.model << "_b" << p.batch_per_rank << "_w" << p.world_size << "_" << p.scaling << "_" << p.optimizer << "_"
+     << p.dtype << "_bk" << p.bucket_mb << (p.overlap ? "_ov" : "_seq") << "_" << p.exec << "_" << p.nccl_profile;
+  if (p.allreduce_dtype != "float32") id << "_ar-" << p.allreduce_dtype;  // ids of float32 studies unchanged
+  if (!p.broadcast_buffers) id << "_own-buffers";
+  if (p.engine != kEngineDdpscale) id << "_" << p.engine;
+  std::string text = id.str();
+  for (char& c : text)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';
+  return text;
 }
 
 }  // namespace ddpscale

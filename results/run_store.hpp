@@ -27,6 +27,11 @@ void write_study(const std::string& dir, const StudyMetadata& metadata, const Co
 // study has none (world size 1, --no-commbench).
 StudyMetadata read_study(const std::string& dir, CommBenchTable* commbench = nullptr);
 
+// A stable, file-name-safe id, the stem of the configuration's file:
+// "mlp-medium_b32_w2_weak_adam_float32_bk25_ov_eager_default", with suffixes only for what
+// differs from the defaults (a bfloat16 allreduce, own buffers, the pytorch-ddp engine).
+std::string config_id(const ConfigParams& params);
+
 // The file of one configuration's runs of one launch (0-based of `launches`): <id>.h5 in a
 // study of one launch, <id>.launch-<k>-of-<n>.h5 (k counted from 1) otherwise.
 std::string config_file_name(const std::string& id, int launch, int launches);

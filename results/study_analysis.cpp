@@ -95,7 +95,7 @@ std::string twin_key(const ConfigParams& p) {
   const int64_t batch = p.scaling == "strong" ? p.global_batch : p.batch_per_rank;
   return p.model + "|" + p.scaling + "|" + std::to_string(batch) + "|" + p.optimizer + "|" +
          round_trip_text(p.learning_rate) + "|" + p.dtype + "|" + p.exec + "|" + p.nccl_profile + "|" + p.device + "|" +
-         std::to_string(p.measured_steps);
+         std::to_string(p.measured_steps) + "|" + p.engine;
 }
 
 StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const BootstrapOptions& bootstrap) {
@@ -158,12 +158,20 @@ std::string exec_dtype_text(const std::string& exec, const std::string& dtype) {
   return text;
 }
 
-std::string ThresholdGroup::label() const { return std::to_string(world_size) + " ranks" + exec_dtype_text(exec, dtype); }
+std::string engine_text(const std::string& engine) {
+  if (engine == kEngineDdpscale) return "";
+  return engine == kEnginePytorchDdp ? ", PyTorch DDP" : ", engine " + engine;
+}
+
+std::string ThresholdGroup::label() const {
+  return std::to_string(world_size) + " ranks" + exec_dtype_text(exec, dtype) + engine_text(engine);
+}
 
 std::string ThresholdGroup::stem() const {
   std::string text = "w" + std::to_string(world_size);
   if (exec != "eager") text += "_" + exec;
   if (dtype != "float32") text += "_" + dtype;
+  if (engine != kEngineDdpscale) text += "_" + engine;
   return text;
 }
 

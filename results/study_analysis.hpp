@@ -51,6 +51,9 @@ struct Comparison {
 // ", exec graph, bfloat16": the execution mode and precision where they differ from the
 // defaults (eager, float32), "" for those; the wording every report label shares.
 std::string exec_dtype_text(const std::string& exec, const std::string& dtype);
+// ", PyTorch DDP" for the runs of PyTorch's engine, "" for ddpscale's own: the words every
+// label adds after exec_dtype_text's.
+std::string engine_text(const std::string& engine);
 
 // What a parameter threshold is fitted over: comparisons at one rank count, in one
 // execution mode and precision. Mixing them would blur exactly what they change: CUDA
@@ -59,13 +62,16 @@ struct ThresholdGroup {
   int world_size = 2;
   std::string exec = "eager";
   std::string dtype = "float32";
+  std::string engine = kEngineDdpscale;  // each engine has its own break-even
 
-  static ThresholdGroup of(const ConfigParams& params) { return {params.world_size, params.exec, params.dtype}; }
+  static ThresholdGroup of(const ConfigParams& params) {
+    return {params.world_size, params.exec, params.dtype, params.engine};
+  }
   bool contains(const ConfigParams& params) const { return !(of(params) < *this) && !(*this < of(params)); }
   bool operator<(const ThresholdGroup& other) const {
-    return std::tie(world_size, exec, dtype) < std::tie(other.world_size, other.exec, other.dtype);
+    return std::tie(world_size, exec, dtype, engine) < std::tie(other.world_size, other.exec, other.dtype, other.engine);
   }
-  // "2 ranks", or "2 ranks, exec graph, bfloat16" where they differ from the defaults.
+  // "2 ranks", or "2 ranks, exec graph, bfloat16, PyTorch DDP" where they differ from the defaults.
   std::string label() const;
   // A file-name-safe suffix: "w2", "w2_graph_bfloat16".
   std::string stem() const;

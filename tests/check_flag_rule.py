@@ -18,7 +18,8 @@ import shutil
 import subprocess
 import sys
 
-SUBCOMMANDS = ["info", "commbench", "models", "train", "sweep", "study", "report", "compare", "predict"]
+SUBCOMMANDS = ["info", "commbench", "models", "train", "sweep", "study", "report", "compare", "predict",
+               "import-pytorch"]
 # Keys of a study as a whole: train measures one configuration, so they have no flag.
 STUDY_ONLY_KEYS = {"name", "interleave_runs", "overrides"}
 # The grid's axes are lists (plural keys); the flag sets one value.

@@ -8,7 +8,7 @@ set(DDPSCALE_TEST_LIBS ddpscale_results)
 ddpscale_unit_test(test_report test_report_twins.cpp test_report_speedup.cpp test_report_thresholds.cpp
                    test_report_format.cpp test_summary_export.cpp test_report_sections.cpp
                    test_report_escaping.cpp test_load_studies.cpp test_write_report.cpp test_report_drift.cpp
-                   test_report_paid_off.cpp test_report_why_not.cpp)
+                   test_report_paid_off.cpp test_report_why_not.cpp test_pytorch_import.cpp)
 # The bad-input tests (test_load_studies.cpp) forge files with the HDF5 C API directly.
 target_include_directories(test_report PRIVATE ${HDF5_INCLUDE_DIRS})
 target_link_libraries(test_report PRIVATE ${HDF5_C_LIBRARIES})

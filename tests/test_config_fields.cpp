@@ -54,22 +54,23 @@ template <typename Params>
 auto param_members(Params& p) {
   auto& [model, parameters, batch_per_rank, global_batch, world_size, scaling, optimizer, learning_rate, dtype,
          bucket_mb, overlap, exec, allreduce_dtype, nccl_profile, nccl_variables, warmup_steps, measured_steps, runs,
-         seed, device, backend, model_sha256, model_input, broadcast_buffers] = p;
+         seed, device, backend, model_sha256, model_input, broadcast_buffers, engine] = p;
   return std::tie(model, parameters, batch_per_rank, global_batch, world_size, scaling, optimizer, learning_rate,
                   dtype, bucket_mb, overlap, exec, allreduce_dtype, nccl_profile, nccl_variables, warmup_steps,
-                  measured_steps, runs, seed, device, backend, model_sha256, model_input, broadcast_buffers);
+                  measured_steps, runs, seed, device, backend, model_sha256, model_input, broadcast_buffers,
+                  engine);
 }
 const std::vector<std::string> kParamNames = {
     "model",           "parameters",   "batch_per_rank", "global_batch", "world_size",     "scaling", "optimizer",
     "learning_rate",   "dtype",        "bucket_mb",      "overlap",      "exec",           "allreduce_dtype",
     "nccl_profile",    "nccl_variables", "warmup_steps", "measured_steps", "runs",         "seed",    "device",
-    "backend",         "model_sha256", "model_input", "broadcast_buffers"};
+    "backend",         "model_sha256", "model_input", "broadcast_buffers", "engine"};
 
 ConfigParams params_unlike_defaults() {
   ConfigParams p;
   auto [model, parameters, batch_per_rank, global_batch, world_size, scaling, optimizer, learning_rate, dtype,
         bucket_mb, overlap, exec, allreduce_dtype, nccl_profile, nccl_variables, warmup_steps, measured_steps, runs,
-        seed, device, backend, model_sha256, model_input, broadcast_buffers] = param_members(p);
+        seed, device, backend, model_sha256, model_input, broadcast_buffers, engine] = param_members(p);
   model = "transformer@1M";
   parameters = 1000123;
   batch_per_rank = 48;
@@ -94,6 +95,7 @@ ConfigParams params_unlike_defaults() {
   model_sha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
   model_input = "3x224x224";
   broadcast_buffers = false;
+  engine = "pytorch-ddp";
   return p;
 }
 
@@ -184,7 +186,7 @@ TEST_F(ConfigFields, ResumeTellsApartAChangeToAnyMemberButTheNcclEnvironment) {
   std::vector<size_t> not_matched;
   for (size_t member = 0; member < kParamNames.size(); ++member) {
     ConfigParams changed = base;
-    copy_one(member, param_members(changed), param_members(other), std::make_index_sequence<24>());
+    copy_one(member, param_members(changed), param_members(other), std::make_index_sequence<25>());
     if (same_params(base, changed)) not_matched.push_back(member);
   }
   EXPECT_EQ(names(not_matched, kParamNames), "nccl_variables");

@@ -36,14 +36,14 @@ TEST(SummaryExport, CsvHasOneRowPerConfigurationAndAFixedHeader) {
   const StudyAnalysis a = analyze_study({one, two, four});
   const Csv csv(summary_csv(a));
   ASSERT_EQ(csv.rows.size(), 3u);
-  // 24 identifying and counting columns, 8 summaries (samples/s and 7 phases) of 8 columns
+  // 25 identifying and counting columns, 8 summaries (samples/s and 7 phases) of 8 columns
   // (n, mean, sd, ci95_low, ci95_high, median, q1, q3), memory, utilisation and GPU busy, and
-  // the comparison's speedup, its CI, efficiency, welch_p and paid_off: 24 + 64 + 3 + 6.
-  EXPECT_EQ(csv.header.size(), 99u);
+  // the comparison's speedup, its CI, efficiency, welch_p and paid_off: 25 + 64 + 3 + 6.
+  EXPECT_EQ(csv.header.size(), 100u);
   EXPECT_EQ(csv.header.front(), "id");
   EXPECT_EQ(csv.header.back(), "paid_off");
   for (const auto& row : csv.rows) EXPECT_EQ(row.size(), csv.header.size()) << row[0];
-  for (const char* name : {"model", "world_size", "allreduce_dtype", "runs_failed", "success_rate", "outliers_removed", "samples_per_s_mean",
+  for (const char* name : {"model", "world_size", "allreduce_dtype", "engine", "runs_failed", "success_rate", "outliers_removed", "samples_per_s_mean",
                            "samples_per_s_ci95_low", "samples_per_s_ci95_high", "step_us_median", "forward_us_mean",
                            "allreduce_exposed_us_q3", "speedup", "speedup_ci95_low", "speedup_ci95_high", "efficiency",
                            "welch_p"})

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "config_fields.hpp"
+#include "run_store.hpp"
 #include "study/sweep_spec.hpp"
 
 namespace ddpscale {

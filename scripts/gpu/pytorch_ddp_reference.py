@@ -7,7 +7,12 @@ Launch (one process per GPU):
         --variant eager graph
     torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py --model mlp-large
 World size 1 trains without the DDP wrapper, as ddpscale does. Prints one JSON line per
-(model, batch, variant, dtype): median over runs of ms/step and samples/s, with every run's value.
+(model, batch, variant, dtype): median over runs of ms/step and samples/s, with every run's value,
+and each run's per-step times on every rank (run_records), which `ddpscale import-pytorch` turns
+into configurations of the pytorch-ddp engine beside ddpscale's own in a study folder:
+    python3 scripts/gpu/pytorch_ddp_reference.py --model torchscript:m.pt --input-shape 3x64x64 \
+        --classes 10 --batch 32 > pytorch.jsonl
+    ddpscale import-pytorch studies/mine pytorch.jsonl
 
 Your own model, as `ddpscale train --model torchscript:PATH` takes it (the same flags):
     torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py \
@@ -205,7 +210,8 @@ class Trainer:
         if variant.startswith("compile-"):
             model = torch.compile(model, mode=variant[len("compile-"):])
         if world > 1:
-            model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index], bucket_cap_mb=args.bucket_mb,
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None,
+                                                        bucket_cap_mb=args.bucket_mb,
                                                         broadcast_buffers=not args.no_broadcast_buffers)
         self.model, self.variant = model, variant
         self.optimizer = make_optimizer(model.parameters(), variant, args.lr, device)
@@ -293,7 +299,7 @@ def measure(name, batch, variant, args, device, world, rank, dtype):
 
 
 def measure_variant(name, batch, variant, args, device, world, rank, dtype):
-    step_ms, warmup_s = [], []
+    step_ms, warmup_s, run_records = [], [], []
     trainer = shift = None
     for run in range(args.runs):
         if args.take_turns and not granted_a_turn():
@@ -310,15 +316,24 @@ def measure_variant(name, batch, variant, args, device, world, rank, dtype):
         warmup_s.append(time.perf_counter() - start)
         if world > 1:
             dist.barrier()
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        start_unix_ms = int(time.time() * 1000)
+        marks = StepMarks(args.steps, device)
         start = time.perf_counter()
-        for _ in range(args.steps):
+        marks.mark(0)
+        for step in range(args.steps):
             trainer.step()
+            marks.mark(step + 1)
         synchronize(device)
         elapsed = time.perf_counter() - start
         slowest = torch.tensor([elapsed], device=device)
         if world > 1:
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         step_ms.append(slowest.item() * 1000.0 / args.steps)
+        run_records.append(run_record(run, args, batch * world, start_unix_ms, slowest.item(), {
+            "step_us": marks.step_us(), "wall_seconds": elapsed, "process_id": os.getpid(),
+            "peak_memory_bytes": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else 0}, world))
         if args.take_turns:
             print(json.dumps({"turn": run, "ms_per_step": round(step_ms[-1], 5)}), flush=True)
     if not step_ms:
@@ -337,7 +352,59 @@ def measure_variant(name, batch, variant, args, device, world, rank, dtype):
         "process_shift_mib": args.process_shift,
         "warmup": args.warmup, "steps": args.steps, "bucket_mb": args.bucket_mb,
         "optimizer": "adam" if variant == "eager-foreach" or device.type != "cuda" else "adam-fused", "lr": args.lr,
+        "seed": args.seed, "device": device.type, "input": model_input(name, args),
+        "model_sha256": file_sha256(name[len(TORCHSCRIPT):]) if name.startswith(TORCHSCRIPT) else "",
+        "nccl_variables": {k: v for k, v in sorted(os.environ.items()) if k.startswith("NCCL_")},
+        "run_records": run_records,
     }
+
+
+class StepMarks:
+    """Each measured step's time, as ddpscale's step clock takes it: a CUDA event on the compute
+    stream at every step boundary (an enqueue, no synchronisation), read after the loop; on the
+    CPU, the host clock, which waits for every operation anyway."""
+
+    def __init__(self, steps, device):
+        self.cuda = device.type == "cuda"
+        self.events = [torch.cuda.Event(enable_timing=True) for _ in range(steps + 1)] if self.cuda else None
+        self.times = [0.0] * (steps + 1)
+
+    def mark(self, boundary):
+        if self.cuda:
+            self.events[boundary].record()
+        else:
+            self.times[boundary] = time.perf_counter()
+
+    def step_us(self):
+        if self.cuda:
+            return [round(a.elapsed_time(b) * 1000.0, 2) for a, b in zip(self.events, self.events[1:])]
+        return [round((b - a) * 1e6, 2) for a, b in zip(self.times, self.times[1:])]
+
+
+def run_record(run, args, global_batch, start_unix_ms, slowest_seconds, rank_timings, world):
+    """One run for `ddpscale import-pytorch`: every rank's step times (gathered here, after the
+    measured loop), its samples/s over the slowest rank's wall time, when it started."""
+    ranks = [rank_timings]
+    if world > 1:
+        ranks = [None] * world
+        dist.all_gather_object(ranks, rank_timings)
+    return {"index": run, "seed": args.seed + run, "start_unix_ms": start_unix_ms,
+            "samples_per_second": global_batch * args.steps / slowest_seconds,
+            "ranks": [dict(timings, rank=r) for r, timings in enumerate(ranks)]}
+
+
+def model_input(name, args):
+    """The input as ddpscale records it for a TorchScript file ("3x224x224", "tokens:VOCAB:SEQ")."""
+    return (args.input or args.input_shape) if name.startswith(TORCHSCRIPT) else ""
+
+
+def file_sha256(path):
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def busy_union_us(intervals):

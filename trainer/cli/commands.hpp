@@ -13,5 +13,6 @@ int run_study_command(int argc, char** argv);
 int run_report_command(int argc, char** argv);
 int run_compare_command(int argc, char** argv);
 int run_predict_command(int argc, char** argv);
+int run_import_pytorch_command(int argc, char** argv);
 
 }  // namespace ddpscale

@@ -32,6 +32,8 @@ const std::vector<Command>& commands() {
       {"report", ddpscale::run_report_command, "study folders -> report (md, html, plots, csv, json); no MPI, no GPU"},
       {"compare", ddpscale::run_compare_command, "two studies, configuration by configuration: changed? agree?"},
       {"predict", ddpscale::run_predict_command, "predicted scaling to more GPUs and nodes, with intervals"},
+      {"import-pytorch", ddpscale::run_import_pytorch_command,
+       "PyTorch DDP's runs (scripts/gpu/pytorch_ddp_reference.py) into a study, beside ddpscale's"},
   };
   return all;
 }
@@ -42,7 +44,7 @@ void print_usage(std::FILE* out) {
                "Usage: [mpirun -np N] ddpscale <command> [options]   (ddpscale <command> --help for its options)\n"
                "       ddpscale --version\n\n"
                "Commands:\n");
-  for (const auto& c : commands()) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
+  for (const auto& c : commands()) std::fprintf(out, "  %-14s %s\n", c.name, c.summary);
   std::fprintf(out, "\nDocs: README.md and docs/ in the source tree.\n");
 }
 

@@ -14,6 +14,7 @@
 #include "host_probe.hpp"
 #include "engine/initial_model.hpp"
 #include "study/fault_injection.hpp"
+#include "run_store.hpp"
 #include "study/host_calibration.hpp"
 #include "mpi_context.hpp"
 #include "study/timing_exchange.hpp"

@@ -235,16 +235,4 @@ EngineOptions engine_options(const TrainOptions& o, int world_size, int run_inde
   return e;
 }
 
-std::string config_id(const ConfigParams& p) {
-  std::ostringstream id;
-  id << p.model << "_b" << p.batch_per_rank << "_w" << p.world_size << "_" << p.scaling << "_" << p.optimizer << "_"
-     << p.dtype << "_bk" << p.bucket_mb << (p.overlap ? "_ov" : "_seq") << "_" << p.exec << "_" << p.nccl_profile;
-  if (p.allreduce_dtype != "float32") id << "_ar-" << p.allreduce_dtype;  // ids of float32 studies unchanged
-  if (!p.broadcast_buffers) id << "_own-buffers";
-  std::string text = id.str();
-  for (char& c : text)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '-';
-  return text;
-}
-
 }  // namespace ddpscale

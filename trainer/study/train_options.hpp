@@ -86,7 +86,5 @@ std::string resolved_optimizer(const TrainOptions& options, bool on_cuda);
 // rank, whether this run times its phases (phase_timed_run), the rest as given.
 EngineOptions engine_options(const TrainOptions& options, int world_size, int run_index);
 
-// A stable, file-name-safe id: "mlp-medium_b32_w2_weak_adam_fp32_bk25_ov_default".
-std::string config_id(const ConfigParams& params);
 
 }  // namespace ddpscale

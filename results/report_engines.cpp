@@ -1,0 +1,122 @@
+#include "report_engines.hpp"
+
+#include <map>
+
+#include "config_summary.hpp"
+#include "launch_statistics.hpp"
+#include "report_format.hpp"
+
+namespace ddpscale {
+namespace {
+
+// What two engines' configurations share to be the same experiment.
+std::string engine_pair_key(const ConfigParams& p) {
+  const int64_t batch = p.scaling == "strong" ? p.global_batch : p.batch_per_rank;
+  return p.model + "|" + p.model_sha256 + "|" + p.scaling + "|" + std::to_string(batch) + "|" +
+         std::to_string(p.world_size) + "|" + p.dtype + "|" + p.exec + "|" + p.device;
+}
+
+// ddpscale's mean throughput over PyTorch's, launch-paired where both have several launches.
+SpeedupEstimate throughput_ratio(const ConfigSummary& pytorch, const ConfigSummary& ddpscale,
+                                 const BootstrapOptions& bootstrap) {
+  SpeedupEstimate ratio =
+      two_level_bootstrap_speedup(throughputs_by_launch(pytorch), throughputs_by_launch(ddpscale), 1, bootstrap).estimate;
+  if (pytorch.throughput.n < 2 || ddpscale.throughput.n < 2) ratio.speedup_ci = {};  // no spread to resample
+  return ratio;
+}
+
+std::string ratio_text(const SpeedupEstimate& r) {
+  if (!std::isfinite(r.speedup)) return "n/a";
+  std::string text = format_number(r.speedup, 3);
+  if (r.speedup_ci.valid())
+    text += " [" + format_number(r.speedup_ci.low, 3) + ", " + format_number(r.speedup_ci.high, 3) + "]";
+  return text;
+}
+
+std::string paid_word(const Comparison& c) { return c.paid_off ? "paid off" : "did not pay off"; }
+
+}  // namespace
+
+std::vector<EnginePair> engine_pairs(const StudyAnalysis& analysis, const BootstrapOptions& bootstrap) {
+  std::map<std::string, const Comparison*> pytorch_by_key;
+  for (const Comparison& c : analysis.comparisons)
+    if (analysis.configs[c.n_gpu].params.engine == kEnginePytorchDdp)
+      pytorch_by_key.emplace(engine_pair_key(analysis.configs[c.n_gpu].params), &c);
+  std::vector<EnginePair> pairs;
+  for (const Comparison& c : analysis.comparisons) {
+    if (analysis.configs[c.n_gpu].params.engine != kEngineDdpscale) continue;
+    const auto twin = pytorch_by_key.find(engine_pair_key(analysis.configs[c.n_gpu].params));
+    if (twin == pytorch_by_key.end()) continue;
+    EnginePair pair;
+    pair.ddpscale = &c;
+    pair.pytorch = twin->second;
+    pair.ratio_one = throughput_ratio(analysis.configs[twin->second->one_gpu], analysis.configs[c.one_gpu], bootstrap);
+    pair.ratio_n = throughput_ratio(analysis.configs[twin->second->n_gpu], analysis.configs[c.n_gpu], bootstrap);
+    pairs.push_back(pair);
+  }
+  return pairs;
+}
+
+std::string engine_ratio_verdict(const SpeedupEstimate& ratio) {
+  if (!ratio.speedup_ci.valid()) return "n/a";
+  if (ratio.speedup_ci.high < 1) return "slower";
+  if (ratio.speedup_ci.low > 1) return "faster";
+  return "level";
+}
+
+EngineText::EngineText(const StudyAnalysis& analysis, ReportDocument& doc)
+    : a_(analysis), doc_(doc), pairs_(engine_pairs(analysis)) {}
+
+void EngineText::write_section() {
+  doc_.paragraph(
+      "The same configurations trained by PyTorch's DistributedDataParallel (scripts/gpu/pytorch_ddp_reference.py "
+      "on the same model files, batches, optimizer and data, imported with `ddpscale import-pytorch`). ddpscale's "
+      "column is what an efficient engine gets on this machine; PyTorch DDP's is what a PyTorch job gets. "
+      "\"ddpscale / PyTorch\" is the ratio of mean throughputs with a bootstrap 95% interval (launch k of one "
+      "engine paired with launch k of the other where both have several): slower or faster where the whole "
+      "interval lies below or above 1, level where it holds 1. PyTorch's step is timed whole, at step "
+      "boundaries (CUDA events on its compute stream on a GPU), so its forward, backward, allreduce and optimizer "
+      "read n/a in the other sections.");
+  ReportTable t;
+  t.header = {"model", "batch per rank", "ranks", "ddpscale samples/s, 1 / N", "PyTorch samples/s, 1 / N",
+              "ddpscale speedup", "PyTorch DDP speedup", "ddpscale / PyTorch, 1 rank", "ddpscale / PyTorch, N ranks",
+              "verdicts"};
+  t.right_aligned = {false, true, true, true, true, true, true, true, true, false};
+  for (const EnginePair& e : pairs_) {
+    const ConfigParams& p = a_.configs[e.ddpscale->n_gpu].params;
+    const auto samples = [&](const Comparison& c) {
+      return format_number(a_.configs[c.one_gpu].throughput.mean, 4) + " / " +
+             format_number(a_.configs[c.n_gpu].throughput.mean, 4);
+    };
+    const std::string verdicts = e.ddpscale->paid_off == e.pytorch->paid_off
+                                     ? "same: both " + paid_word(*e.ddpscale)
+                                     : "differ: ddpscale " + paid_word(*e.ddpscale) + ", PyTorch DDP " +
+                                           paid_word(*e.pytorch);
+    t.rows.push_back({p.model + exec_dtype_text(p.exec, p.dtype), std::to_string(p.batch_per_rank),
+                      std::to_string(p.world_size), samples(*e.ddpscale), samples(*e.pytorch),
+                      speedup_text(e.ddpscale->speedup), speedup_text(e.pytorch->speedup),
+                      ratio_text(e.ratio_one) + " " + engine_ratio_verdict(e.ratio_one),
+                      ratio_text(e.ratio_n) + " " + engine_ratio_verdict(e.ratio_n), verdicts});
+  }
+  doc_.table(t);
+  doc_.paragraph(
+      "Where the verdicts agree, ddpscale's answer carries over to a PyTorch DDP job. Where they differ, the "
+      "engines spend different time per step: on host-bound models (small steps) PyTorch's Python and autograd "
+      "overheads grow with the rank count and its speedup is lower; PyTorch DDP's own column is the answer for a "
+      "PyTorch job (docs/methodology.md, \"Two engines\").");
+}
+
+std::string EngineText::summary_note(const std::string& section_ref) const {
+  if (pairs_.empty()) return "";
+  size_t agree = 0, slower = 0;
+  for (const EnginePair& e : pairs_) {
+    agree += e.ddpscale->paid_off == e.pytorch->paid_off;
+    slower += engine_ratio_verdict(e.ratio_one) == "slower" || engine_ratio_verdict(e.ratio_n) == "slower";
+  }
+  return "Beside PyTorch DDP (" + section_ref + "): the two engines' verdicts agree on " + std::to_string(agree) +
+         " of " + std::to_string(pairs_.size()) + " configurations; ddpscale's step is slower than PyTorch DDP's "
+         "(the throughput ratio's whole interval below 1) on 1 or N ranks in " + std::to_string(slower) + " of them. "
+         "The findings above are ddpscale's engine's.";
+}
+
+}  // namespace ddpscale
