@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# experiments/real-models.yaml under both engines in one study: for each launch k of the
+# spec's launches, ddpscale's launch (`mpirun -np 2 ddpscale sweep ... --launch k`) and PyTorch
+# DDP's (scripts/gpu/pytorch_ddp_reference.py on the same files, batches and dtypes, one process
+# set per model and world size, imported with `ddpscale import-pytorch --launch k`), the two in
+# turn and their order alternating, so each launch pairs the engines close in time. Then
+# `ddpscale report`, whose "Beside PyTorch DDP" section has both engines' speedups and the
+# throughput ratios with launch-paired intervals. In device calls of at most 10 minutes: run
+# the same command again in the next call and it goes on from the last finished launch (a warm
+# machine keeps studies/real-models-engines/).
+#   bash scripts/gpu/real-models-engines.sh
+#   CALL_SECONDS=560 OUT (where the report and the logs go, packed)
+# ROWS (MODEL:BATCH, names in models-out/real/manifest.json) must match the spec's batches;
+# `ddpscale import-pytorch` refuses a row without a twin in the study.
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+deadline=$((SECONDS + ${CALL_SECONDS:-560}))
+spec="$DDPSCALE_ROOT/experiments/real-models.yaml"
+work="$DDPSCALE_ROOT/studies/real-models-engines"
+study="$work/study"
+out="${OUT:-$work/out}"
+mkdir -p "$work" "$out"
+read -r -a rows <<<"${ROWS:-resnet18:32 resnet50:32 bert-base:32 gpt2-small:16 vit-b16:32}"
+launches=$(awk '$1 == "launches:" {print $2}' "$spec")
+runs=$(awk '$1 == "runs:" {print $2}' "$spec")
+warmup=$(awk '$1 == "warmup:" {print $2}' "$spec")
+steps=$(awk '$1 == "steps:" {print $2}' "$spec")
+runs_per_launch=$((runs / launches))
+
+if [ ! -e "$work/build.done" ]; then
+  start=$SECONDS
+  bash "$DDPSCALE_ROOT/scripts/setup.sh" >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
+  echo "$((SECONDS - start)) s" >"$work/build.done"
+fi
+models="$DDPSCALE_ROOT/models-out/real"
+if [ ! -e "$models/manifest.json" ]; then
+  python3 "$DDPSCALE_ROOT/scripts/export_model.py" resnet18 resnet50 bert-base gpt2-small vit-b16 --out "$models" \
+    --manifest "$models/manifest.json.tmp" >"$work/export.log" 2>&1 || { tail -n 20 "$work/export.log"; exit 1; }
+  mv "$models/manifest.json.tmp" "$models/manifest.json"
+fi
+
+ddpscale_launch() {  # $1 = launch, 1-based
+  (cd "$DDPSCALE_ROOT" && "${MPIRUN[@]}" -np 2 "$DDPSCALE_BIN" sweep "$spec" --out "$study" --launch "$1" --resume) \
+    >>"$work/ddpscale.log" 2>&1
+}
+
+pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the import
+  local results="$work/pytorch-launch-$1.jsonl" row model batch flags world
+  : >"$results"
+  for row in "${rows[@]}"; do
+    model=${row%:*} batch=${row##*:}
+    mapfile -t flags < <(python3 -c 'import json, sys
+for e in json.load(open(sys.argv[1])):
+    if e["model"] == sys.argv[2]:
+        print("torchscript:" + e["path"]); print(e["input_flag"]); print(e["input"]); print("--classes"); print(e["classes"])' \
+      "$models/manifest.json" "$model")
+    [ ${#flags[@]} -gt 0 ] || { log "$model is not in $models/manifest.json"; return 1; }
+    for world in 1 2; do
+      local launcher=(python3)
+      [ "$world" -eq 1 ] || launcher=(torchrun --standalone --nproc_per_node "$world")
+      (cd "$DDPSCALE_ROOT" && "${launcher[@]}" scripts/gpu/pytorch_ddp_reference.py --rows "${flags[0]}:$batch" \
+        "${flags[@]:1}" --dtype float32 bfloat16 --runs "$runs_per_launch" --warmup "$warmup" --steps "$steps") \
+        >>"$results" 2>>"$work/pytorch.log" || { log "the reference failed on $row, $world GPU(s): $work/pytorch.log"; return 1; }
+    done
+  done
+  (cd "$DDPSCALE_ROOT" && "$DDPSCALE_BIN" import-pytorch "$study" "$results" --launch "$1" --launches "$launches") \
+    >>"$work/import.log" 2>&1 || { tail -n 5 "$work/import.log"; return 1; }
+}
+
+longest=$(cat "$work/longest-launch" 2>/dev/null || echo 240)
+for k in $(seq 1 "$launches"); do
+  [ -e "$work/launch-$k.done" ] && continue
+  if [ $((deadline - SECONDS)) -lt "$longest" ]; then
+    log "launch $k of $launches left for the next call ($((deadline - SECONDS)) s left, a launch took up to $longest s)"
+    break
+  fi
+  start=$SECONDS
+  if [ $((k % 2)) -eq 1 ]; then ddpscale_launch "$k" && pytorch_launch "$k"; else pytorch_launch "$k" && ddpscale_launch "$k"; fi ||
+    { log "launch $k failed"; tail -n 20 "$work/ddpscale.log"; break; }
+  took=$((SECONDS - start))
+  [ "$took" -le "$longest" ] || { longest=$took; echo "$longest" >"$work/longest-launch"; }
+  log "launch $k of $launches: both engines in $took s"
+  touch "$work/launch-$k.done"
+done
+
+done_launches=$(ls "$work"/launch-*.done 2>/dev/null | wc -l)
+if [ "$done_launches" -gt 0 ]; then
+  "$DDPSCALE_BIN" report "$study" --out "$work/report" >"$work/report.log" 2>&1 || tail -n 5 "$work/report.log"
+fi
+log "$done_launches of $launches launches measured"
+tar -C "$work" -czf "$out/real-models-engines.tar.gz" --exclude=out --exclude=study . 2>/dev/null || true
+tar -C "$work" -czf "$out/real-models-engines-study.tar.gz" study 2>/dev/null || true
+ls -la "$out"
