@@ -3,7 +3,7 @@
 // run_records: every run's per-step times on every rank), stored in a study folder as
 // configurations of the pytorch-ddp engine beside their ddpscale twins. `ddpscale report` and
 // `compare` then show both engines' answers: what an efficient engine gets, and what a
-// PyTorch DDP job gets (docs/methodology.md, "Two engines").
+// PyTorch DDP job gets (docs/methodology.md, "Where the engine differs from PyTorch DDP").
 #pragma once
 #include <string>
 #include <vector>

@@ -100,10 +100,10 @@ void EngineText::write_section() {
   }
   doc_.table(t);
   doc_.paragraph(
-      "Where the verdicts agree, ddpscale's answer carries over to a PyTorch DDP job. Where they differ, the "
-      "engines spend different time per step: on host-bound models (small steps) PyTorch's Python and autograd "
-      "overheads grow with the rank count and its speedup is lower; PyTorch DDP's own column is the answer for a "
-      "PyTorch job (docs/methodology.md, \"Two engines\").");
+      "Where the verdicts agree, ddpscale's answer carries over to a PyTorch DDP job. Where they differ, the two "
+      "engines spend different time per step (how they differ: docs/methodology.md, \"Where the engine differs "
+      "from PyTorch DDP\"; on host-bound steps PyTorch's eager step costs more host time per kernel), and PyTorch "
+      "DDP's column is the answer for a PyTorch job.");
 }
 
 std::string EngineText::summary_note(const std::string& section_ref) const {
