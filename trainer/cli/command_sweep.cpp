@@ -44,8 +44,9 @@ int run_sweep_command(int argc, char** argv) {
       ("launcher", "how each launch of a study of several launches is started: the launcher and its options before -np",
        cxxopts::value<std::string>()->default_value("mpirun --bind-to none"))
       ("dry-run", "list the configurations in run order and the steps they will train, with an estimate of the time "
-                  "they take from the runs a study in --out measured (none where it holds none), then exit "
-                  "(measures nothing: needs no mpirun)")
+                  "they take from the runs a study in --out measured, or where it holds none from 2 steps of each model "
+                  "and batch timed on this process alone (a floor for N ranks), then exit (trains no run: needs no "
+                  "mpirun)")
       ("no-memory-check", "skip the memory pre-flight, which refuses the spec before the first run when a "
                           "configuration's estimated training memory (weights, gradients, optimizer state, gradient "
                           "buckets, activations) exceeds the free memory (also: memory_check: false in the spec)");

@@ -28,6 +28,7 @@
 #include "study/run_summary.hpp"
 #include "study/stop_signals.hpp"
 #include "study/stored_run_times.hpp"
+#include "study/step_probe.hpp"
 #include "study/sweep_eta.hpp"
 #include "study_analysis.hpp"
 #include "launch/system_report.hpp"
@@ -542,31 +543,76 @@ class SweepLaunch {
   }
 
   // --dry-run's estimate of the time the runs will take, by SweepEta's rule from the runs of
-  // a study in --out; where it holds none, a plain "unavailable": --dry-run times nothing,
-  // and a step timed on one rank alone is not a step of the sweep.
+  // a study in --out; where it holds none, from a probe of each configuration's step on this
+  // process alone (study/step_probe.hpp), which cannot see N ranks' communication.
   void print_estimate() const {
-    const std::vector<MeasuredConfiguration> measured = run_times_in_study(options_.out_dir);
+    const std::vector<MeasuredConfiguration> stored = run_times_in_study(options_.out_dir);
     size_t complete = 0;
-    const std::vector<PlannedConfiguration> plan = dry_run_plan(complete);
-    int runs = 0, configurations = 0;
-    for (const auto& p : plan)
-      if (p.runs_left > 0) runs += p.runs_left, ++configurations;
+    std::vector<PlannedConfiguration> plan = dry_run_plan(complete);
     const std::string skipping =
         complete == 0 ? "" : "; " + std::to_string(complete) + " configuration files complete in " + options_.out_dir +
                                  " are left out, as --resume skips them";
-    const std::optional<double> seconds = estimate_seconds_left(plan, measured);
-    if (runs == 0)
+    if (runs_in(plan).first == 0) {
       std::printf("# estimate: nothing to run%s\n", skipping.c_str());
-    else if (!seconds)
-      std::printf("# estimate: unavailable: no run has been measured yet (%s holds no finished run); run a short "
-                  "version of this spec first (fewer runs and steps) with --out %s, then --dry-run --out %s "
-                  "estimates this one from its runs%s\n",
-                  options_.out_dir.c_str(), options_.out_dir.c_str(), options_.out_dir.c_str(), skipping.c_str());
-    else
+      return;
+    }
+    if (const std::optional<double> seconds = estimate_seconds_left(plan, stored)) {
       std::printf("# estimate: about %s for %d runs of %d configurations, from the runs stored in %s (%s); model "
                   "builds, storing and start-up not counted%s\n",
-                  clock_text(*seconds).c_str(), runs, configurations, options_.out_dir.c_str(),
-                  basis_counts(plan, measured).c_str(), skipping.c_str());
+                  clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, options_.out_dir.c_str(),
+                  basis_counts(plan, stored).c_str(), skipping.c_str());
+      return;
+    }
+    print_probed_estimate(plan, skipping);
+  }
+
+  // No run stored: each configuration's model and per-rank batch stepped a few times here.
+  // Models too large to step on a CPU in a dry run are left out of the estimate, and said.
+  void print_probed_estimate(std::vector<PlannedConfiguration>& plan, const std::string& skipping) const {
+    constexpr int64_t kLargestProbedOnCpu = 200'000'000;
+    size_t too_large = 0;
+    for (size_t i = 0; i < plan.size(); ++i)
+      if (!device_.cuda && models_[i % configs_.size()].parameters > kLargestProbedOnCpu && plan[i].runs_left > 0) {
+        plan[i].runs_left = 0;
+        ++too_large;
+      }
+    std::map<std::string, double> step_seconds;  // by probe_key: twins of N ranks share their 1-rank probe
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<MeasuredConfiguration> probed = probed_run_times(plan, configs_.size(), [&](size_t i) {
+      const std::string key = probe_key(configs_[i].options);
+      if (!step_seconds.count(key)) {
+        std::fprintf(stderr, "[sweep] --dry-run: timing 2 steps of %s at batch %lld per rank on this process\n",
+                     configs_[i].options.model.c_str(),
+                     static_cast<long long>(batch_per_rank(configs_[i].options, configs_[i].options.world_size)));
+        step_seconds[key] = probe_step_seconds(configs_[i].options, device_);
+      }
+      return step_seconds[key];
+    });
+    const double probing = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::optional<double> seconds = estimate_seconds_left(plan, probed);
+    const std::string left_out =
+        too_large == 0 ? "" : "; " + std::to_string(too_large) + " configurations of models over 200M parameters "
+                              "are left out (too large to step on a CPU in a dry run)";
+    if (!seconds) {
+      std::printf("# estimate: unavailable: no run is stored in %s and none could be timed here%s%s\n",
+                  options_.out_dir.c_str(), left_out.c_str(), skipping.c_str());
+      return;
+    }
+    std::printf("# estimate: about %s for %d runs of %d configurations, from %zu step times probed on this process "
+                "alone (one rank, %s of probing); runs of N ranks add their communication and, where ranks share "
+                "cores, wait for them, so take this as a floor; model builds, storing and start-up not "
+                "counted%s%s\n",
+                clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, step_seconds.size(),
+                clock_text(probing).c_str(), left_out.c_str(), skipping.c_str());
+  }
+
+  // Runs left, and configurations with runs left (each once, whatever its launches), in a plan.
+  static std::pair<int, int> runs_in(const std::vector<PlannedConfiguration>& plan) {
+    int runs = 0;
+    std::set<std::string> configurations;
+    for (const auto& p : plan)
+      if (p.runs_left > 0) runs += p.runs_left, configurations.insert(p.shape.id);
+    return {runs, static_cast<int>(configurations.size())};
   }
 
   // What --dry-run's estimate plans: every launch's share of every configuration, less the
