@@ -50,3 +50,23 @@ build_nccl_tests_allreduce() {
 
 # resume_sweep SPEC OUT: the study SPEC on every rank, continuing whatever OUT already holds.
 resume_sweep() { "${MPIRUN[@]}" -np "$NRANKS" "$DDPSCALE_BIN" sweep "$1" --out "$2" --resume; }
+
+# build_once WORK: the build (scripts/setup.sh) and the GPU tests, once per machine (a warm
+# machine keeps WORK/build.done); logs in WORK.
+build_once() {
+  [ -e "$1/build.done" ] && return 0
+  local start=$SECONDS
+  bash "$DDPSCALE_ROOT/scripts/setup.sh" >"$1/build.log" 2>&1 || { tail -n 40 "$1/build.log"; return 1; }
+  (cd "$BUILD_DIR" && ctest -L gpu --output-on-failure) >"$1/gpu-tests.log" 2>&1 || log "GPU tests failed: $1/gpu-tests.log"
+  echo "$((SECONDS - start)) s" >"$1/build.done"
+}
+
+# export_real_models_once WORK: scripts/export_model.py's five real models into
+# models-out/real with their manifest (REAL_MODELS, the folder), once per machine.
+REAL_MODELS="$DDPSCALE_ROOT/models-out/real"
+export_real_models_once() {
+  [ -e "$REAL_MODELS/manifest.json" ] && return 0
+  python3 "$DDPSCALE_ROOT/scripts/export_model.py" resnet18 resnet50 bert-base gpt2-small vit-b16 --out "$REAL_MODELS" \
+    --manifest "$REAL_MODELS/manifest.json.tmp" >"$1/export.log" 2>&1 || { tail -n 20 "$1/export.log"; return 1; }
+  mv "$REAL_MODELS/manifest.json.tmp" "$REAL_MODELS/manifest.json"
+}

@@ -26,17 +26,9 @@ warmup=$(awk '$1 == "warmup:" {print $2}' "$spec")
 steps=$(awk '$1 == "steps:" {print $2}' "$spec")
 runs_per_launch=$((runs / launches))
 
-if [ ! -e "$work/build.done" ]; then
-  start=$SECONDS
-  bash "$DDPSCALE_ROOT/scripts/setup.sh" >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
-  echo "$((SECONDS - start)) s" >"$work/build.done"
-fi
-models="$DDPSCALE_ROOT/models-out/real"
-if [ ! -e "$models/manifest.json" ]; then
-  python3 "$DDPSCALE_ROOT/scripts/export_model.py" resnet18 resnet50 bert-base gpt2-small vit-b16 --out "$models" \
-    --manifest "$models/manifest.json.tmp" >"$work/export.log" 2>&1 || { tail -n 20 "$work/export.log"; exit 1; }
-  mv "$models/manifest.json.tmp" "$models/manifest.json"
-fi
+build_once "$work" || exit 1
+export_real_models_once "$work" || exit 1
+models="$REAL_MODELS"
 
 ddpscale_launch() {  # $1 = launch, 1-based
   (cd "$DDPSCALE_ROOT" && "${MPIRUN[@]}" -np 2 "$DDPSCALE_BIN" sweep "$spec" --out "$study" --launch "$1" --resume) \

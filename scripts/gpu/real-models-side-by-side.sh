@@ -15,18 +15,9 @@ mkdir -p "$work" "$out"
 rows=("$@")
 [ ${#rows[@]} -gt 0 ] || rows=(resnet18:32 resnet50:32 bert-base:32 gpt2-small:16 vit-b16:32)
 
-if [ ! -e "$work/build.done" ]; then
-  start=$SECONDS
-  bash "$DDPSCALE_ROOT/scripts/setup.sh" >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
-  (cd "$BUILD_DIR" && ctest -L gpu --output-on-failure) >"$work/gpu-tests.log" 2>&1 || log "GPU tests failed: $work/gpu-tests.log"
-  echo "$((SECONDS - start)) s" >"$work/build.done"
-fi
-models="$DDPSCALE_ROOT/models-out/real"
-if [ ! -e "$models/manifest.json" ]; then
-  python3 "$DDPSCALE_ROOT/scripts/export_model.py" resnet18 resnet50 bert-base gpt2-small vit-b16 --out "$models" \
-    --manifest "$models/manifest.json.tmp" >"$work/export.log" 2>&1 || { tail -n 20 "$work/export.log"; exit 1; }
-  mv "$models/manifest.json.tmp" "$models/manifest.json"
-fi
+build_once "$work" || exit 1
+export_real_models_once "$work" || exit 1
+models="$REAL_MODELS"
 
 # No round starts later than the longest round so far (or 300 s) before the deadline.
 longest=$(cat "$work/longest-round" 2>/dev/null || echo 300)
