@@ -186,4 +186,14 @@ LaunchSpeedup two_level_bootstrap_speedup(const LaunchGroups& one_gpu, const Lau
   return result;
 }
 
+int launches_for_half_width(double speedup, const Interval& interval, int launches, double target, int most) {
+  if (launches < 2 || !interval.valid() || !(speedup > 0) || !(interval.low > 0) || !(target > 0)) return -1;
+  const double h = (std::log(interval.high) - std::log(interval.low)) / 2;
+  const double spread = h * std::sqrt(static_cast<double>(launches)) / student_t_critical(0.95, launches - 1);
+  const double wanted = std::asinh(target);
+  for (int n = 2; n <= most; ++n)
+    if (student_t_critical(0.95, n - 1) * spread / std::sqrt(static_cast<double>(n)) <= wanted) return n;
+  return -1;
+}
+
 }  // namespace ddpscale

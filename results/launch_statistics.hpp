@@ -74,4 +74,15 @@ struct LaunchSpeedup {
 LaunchSpeedup two_level_bootstrap_speedup(const LaunchGroups& one_gpu, const LaunchGroups& n_gpu, int world_size,
                                           const BootstrapOptions& options = {});
 
+// How many launches an interval like `interval` would need for a half-width of `target` of
+// the speedup ((high - low) / 2 / speedup, 0.05 for 5%), at the spread between launches it
+// shows: the sizing Kalibera and Jones (ISMM 2013) recommend, from the variance at the level
+// that dominates. The two-level interval over L launches is exp(log(speedup) +- h) with
+// h = t(0.975, L - 1) * s / sqrt(L), s the spread of a launch's log speedup; so
+// s = h * sqrt(L) / t(0.975, L - 1), and the answer is the least L' >= 2 with
+// t(0.975, L' - 1) * s / sqrt(L') <= asinh(target) (the interval's half-width relative to the
+// speedup is sinh(h)). -1 where it cannot be said (fewer than 2 launches, no interval) or
+// where more than `most` would be needed.
+int launches_for_half_width(double speedup, const Interval& interval, int launches, double target, int most = 1000);
+
 }  // namespace ddpscale

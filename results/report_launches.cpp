@@ -160,20 +160,41 @@ void LaunchText::write_section() {
   instruments_table();
 }
 
+// The launches an N-rank configuration's speedup interval would need for a half-width of
+// kPlannedHalfWidth at the spread between launches it shows (launches_for_half_width); -1
+// for a 1-rank configuration and where it cannot be said.
+int LaunchText::launches_needed(size_t config) const {
+  for (const Comparison& c : a_.comparisons)
+    if (c.n_gpu == config)
+      return launches_for_half_width(c.speedup.speedup, c.speedup.speedup_ci, c.speedup.launches, kPlannedHalfWidth);
+  return -1;
+}
+
 void LaunchText::spread_table() {
   ReportTable table;
   table.header = {"configuration", "launches", "runs kept", "samples/s per launch", "between launches",
-                  "separate levels"};
-  table.right_aligned = {false, true, true, true, true, false};
-  for (const ConfigSummary& c : a_.configs) {
+                  "separate levels", "launches for a ±5% speedup interval"};
+  table.right_aligned = {false, true, true, true, true, false, true};
+  std::vector<double> needed;
+  for (size_t i = 0; i < a_.configs.size(); ++i) {
+    const ConfigSummary& c = a_.configs[i];
     const LaunchGroups groups = throughputs_by_launch(c);
+    const int launches = launches_needed(i);
+    if (launches > 0) needed.push_back(launches);
     table.rows.push_back({config_label(c.params), std::to_string(c.launches), std::to_string(c.kept_throughputs.size()),
                           launch_means_text(groups),
                           std::isfinite(c.launch_variance.between_share) ? percent(c.launch_variance.between_share)
                                                                          : "n/a",
-                          levels_text(c)});
+                          levels_text(c), launches > 0 ? std::to_string(launches) : "n/a"});
   }
   doc_.table(table);
+  if (needed.empty()) return;
+  doc_.paragraph(
+      "The last column sizes a rerun: at the spread between launches each speedup's interval shows, the launches "
+      "that would bring its 95% interval to ±5% of the speedup (Kalibera and Jones's rule of sizing repetitions "
+      "by the variance at the level that varies; docs/methodology.md, \"Launches\"). Median over the " +
+      std::to_string(needed.size()) + " speedups: " + format_number(median(needed), 3) + " launches; n/a where "
+      "more than 1,000 would be needed or the interval cannot be formed.");
 }
 
 void LaunchText::instruments_table() {

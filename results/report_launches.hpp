@@ -12,6 +12,9 @@
 
 namespace ddpscale {
 
+// The half-width, relative to the speedup, that the launches section sizes a rerun for.
+inline constexpr double kPlannedHalfWidth = 0.05;
+
 // What one launch's runs of a configuration read on its instruments, summarised over runs
 // and ranks (medians; "n/a" where not recorded).
 struct LaunchInstruments {
@@ -45,6 +48,7 @@ class LaunchText {
 
  private:
   void spread_table();
+  int launches_needed(size_t config) const;
   void instruments_table();
   const ConfigRecord* record_of(const std::string& id) const;
 

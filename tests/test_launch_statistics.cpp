@@ -247,3 +247,24 @@ TEST(LaunchSummary, SpeedupOverLaunchesUsesTheLaunchesAndOutliersStayWithinTheir
 
 }  // namespace
 }  // namespace ddpscale
+
+namespace ddpscale {
+namespace {
+
+// Independent source: scipy 1.10.1 (Debian python3-scipy). With s = 0.1 and L = 8,
+// h = stats.t.ppf(0.975, 7) * s / sqrt(8); the interval 1.5 * exp(-+h); the least L' with
+// stats.t.ppf(0.975, L' - 1) * s / sqrt(L') <= asinh(0.05) is 18 (17 gives 0.05154 > 0.04998).
+// With s = 0.02 it is 3.
+TEST(LaunchesForHalfWidth, SizesLaunchesFromTheSpreadTheIntervalShows) {
+  EXPECT_EQ(launches_for_half_width(1.5, {1.3796957667198066, 1.6307943057253271}, 8, 0.05), 18);
+  EXPECT_EQ(launches_for_half_width(1.5, {1.4751278878785132, 1.5252914804803033}, 8, 0.05), 3);
+  // The same width over twice the launches means a wider spread between them (s = h sqrt(L) /
+  // t): it asks for more.
+  EXPECT_GT(launches_for_half_width(1.5, {1.3796957667198066, 1.6307943057253271}, 16, 0.05), 18);
+  EXPECT_EQ(launches_for_half_width(1.5, {1.3796957667198066, 1.6307943057253271}, 1, 0.05), -1);
+  EXPECT_EQ(launches_for_half_width(1.5, Interval{}, 8, 0.05), -1);
+  EXPECT_EQ(launches_for_half_width(1.5, {1.3796957667198066, 1.6307943057253271}, 8, 0.05, 10), -1);
+}
+
+}  // namespace
+}  // namespace ddpscale
