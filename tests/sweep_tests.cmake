@@ -117,7 +117,7 @@ set_tests_properties(slurm_study PROPERTIES LABELS slurm
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
 # The shipped specs parse, validate and expand to the grids experiments/README.md describes
-# (--dry-run measures nothing): quick 2x2x2, seed study 4x5x2 + 6x2, reference 2x5x2,
+# (--dry-run trains nothing; --probe-seconds 0: no step timed for an estimate): quick 2x2x2, seed study 4x5x2 + 6x2, reference 2x5x2,
 # thresholds 9x3x2 + 5x3x2 + 2x2 + 3x1x2, strong-scaling thresholds 9x3x2 + 5x3x2 + 2x2,
 # NCCL profiles 2x3x2 per profile, precision 2x3x2x2.
 foreach(spec_and_count quick:8 seed-study:52 reference-comparison:20 thresholds:94 thresholds-strong:88 nccl-profiles:12
@@ -131,7 +131,7 @@ foreach(spec_and_count quick:8 seed-study:52 reference-comparison:20 thresholds:
   endif()
   add_test(NAME sweep_spec_${spec}
            COMMAND ${DDPSCALE_MPIRUN} -np 2 $<TARGET_FILE:ddpscale> sweep ${PROJECT_SOURCE_DIR}/experiments/${spec}.yaml
-                   --dry-run --device cpu ${profile_args})
+                   --dry-run --probe-seconds 0 --device cpu ${profile_args})
   set_tests_properties(sweep_spec_${spec} PROPERTIES LABELS "mpi;study" TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "# [a-z-]+: ${count} configurations in run order")
 endforeach()

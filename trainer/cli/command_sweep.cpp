@@ -8,6 +8,7 @@
 #include "launch/launch_prologue.hpp"
 #include "mpi_context.hpp"
 #include "study/launch_driver.hpp"
+#include "text_io.hpp"
 #include "study/sweep_runner.hpp"
 #include "study/sweep_spec.hpp"
 
@@ -47,6 +48,9 @@ int run_sweep_command(int argc, char** argv) {
                   "they take from the runs a study in --out measured, or where it holds none from 2 steps of each model "
                   "and batch timed on this process alone (a floor for N ranks), then exit (trains no run: needs no "
                   "mpirun)")
+      ("probe-seconds", "with --dry-run and nothing stored in --out: the most seconds spent timing steps for the "
+                        "estimate, cheapest first (0: no estimate)",
+       cxxopts::value<double>()->default_value("30"))
       ("no-memory-check", "skip the memory pre-flight, which refuses the spec before the first run when a "
                           "configuration's estimated training memory (weights, gradients, optimizer state, gradient "
                           "buckets, activations) exceeds the free memory (also: memory_check: false in the spec)");
@@ -68,6 +72,10 @@ int run_sweep_command(int argc, char** argv) {
     if (printed_help(options, args, "mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick")) return 0;
     if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
     sweep.dry_run = args.count("dry-run") > 0;
+    sweep.probe_seconds = args["probe-seconds"].as<double>();
+    if (!(sweep.probe_seconds >= 0))
+      throw UsageError("--probe-seconds must be 0 or more (0: no estimate), got " +
+                       round_trip_text(sweep.probe_seconds));
     sweep.memory_check = args.count("no-memory-check") == 0;
     sweep.spec_path = args["spec"].as<std::string>();
     sweep.out_dir = args["out"].as<std::string>();

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +32,7 @@
 #include "study/step_probe.hpp"
 #include "study/sweep_eta.hpp"
 #include "study_analysis.hpp"
+#include "text_io.hpp"
 #include "launch/system_report.hpp"
 #include "study/train_options.hpp"
 #include "engine/training_session.hpp"
@@ -566,35 +568,55 @@ class SweepLaunch {
     print_probed_estimate(plan, skipping);
   }
 
-  // No run stored: each configuration's model and per-rank batch stepped a few times here.
-  // Models too large to step on a CPU in a dry run are left out of the estimate, and said.
+  // No run stored: each configuration's model and per-rank batch stepped a few times here,
+  // the cheapest first (parameters x batch), for at most --probe-seconds in all. Configurations
+  // whose step was not timed (over the budget, or models too large to step on a CPU in a dry
+  // run) are left out of the estimate, and the line says how many.
   void print_probed_estimate(std::vector<PlannedConfiguration>& plan, const std::string& skipping) const {
+    if (options_.probe_seconds <= 0) {
+      std::printf("# estimate: none: no run is stored in %s and --probe-seconds 0 times no step%s\n",
+                  options_.out_dir.c_str(), skipping.c_str());
+      return;
+    }
     constexpr int64_t kLargestProbedOnCpu = 200'000'000;
-    size_t too_large = 0;
+    const double probe_seconds = options_.probe_seconds;
+    std::map<std::string, size_t> first_of_key;  // probe_key -> a configuration that has it
     for (size_t i = 0; i < plan.size(); ++i)
-      if (!device_.cuda && models_[i % configs_.size()].parameters > kLargestProbedOnCpu && plan[i].runs_left > 0) {
-        plan[i].runs_left = 0;
-        ++too_large;
-      }
+      if (plan[i].runs_left > 0) first_of_key.emplace(probe_key(configs_[i % configs_.size()].options), i % configs_.size());
+    std::vector<std::pair<double, std::string>> by_cost;
+    for (const auto& [key, i] : first_of_key)
+      by_cost.emplace_back(static_cast<double>(models_[i].parameters) *
+                               static_cast<double>(batch_per_rank(configs_[i].options, configs_[i].options.world_size)),
+                           key);
+    std::sort(by_cost.begin(), by_cost.end());
     std::map<std::string, double> step_seconds;  // by probe_key: twins of N ranks share their 1-rank probe
     const auto started = std::chrono::steady_clock::now();
-    const std::vector<MeasuredConfiguration> probed = probed_run_times(plan, configs_.size(), [&](size_t i) {
-      const std::string key = probe_key(configs_[i].options);
-      if (!step_seconds.count(key)) {
-        std::fprintf(stderr, "[sweep] --dry-run: timing 2 steps of %s at batch %lld per rank on this process\n",
-                     configs_[i].options.model.c_str(),
-                     static_cast<long long>(batch_per_rank(configs_[i].options, configs_[i].options.world_size)));
-        step_seconds[key] = probe_step_seconds(configs_[i].options, device_);
+    const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+    for (const auto& [cost, key] : by_cost) {
+      const size_t i = first_of_key.at(key);
+      if (probe_seconds <= 0 || elapsed() > probe_seconds || (!device_.cuda && models_[i].parameters > kLargestProbedOnCpu)) continue;
+      const TrainOptions& o = configs_[i].options;
+      std::fprintf(stderr, "[sweep] --dry-run: timing 2 steps of %s at batch %lld per rank on this process\n",
+                   o.model.c_str(), static_cast<long long>(batch_per_rank(o, o.world_size)));
+      step_seconds[key] = probe_step_seconds(o, device_);
+    }
+    const double probing = elapsed();
+    size_t not_probed = 0;
+    for (size_t i = 0; i < plan.size(); ++i)
+      if (plan[i].runs_left > 0 && !step_seconds.count(probe_key(configs_[i % configs_.size()].options))) {
+        plan[i].runs_left = 0;
+        ++not_probed;
       }
-      return step_seconds[key];
-    });
-    const double probing = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::vector<MeasuredConfiguration> probed = probed_run_times(
+        plan, configs_.size(), [&](size_t i) { return step_seconds.at(probe_key(configs_[i].options)); });
     const std::optional<double> seconds = estimate_seconds_left(plan, probed);
     const std::string left_out =
-        too_large == 0 ? "" : "; " + std::to_string(too_large) + " configurations of models over 200M parameters "
-                              "are left out (too large to step on a CPU in a dry run)";
+        not_probed == 0 ? ""
+                        : "; " + std::to_string(not_probed) + " launch shares of configurations whose step was not "
+                          "timed are left out (the probe stops after --probe-seconds " + round_trip_text(probe_seconds) +
+                          ", cheapest steps first, and steps no model over 200M parameters on a CPU)";
     if (!seconds) {
-      std::printf("# estimate: unavailable: no run is stored in %s and none could be timed here%s%s\n",
+      std::printf("# estimate: unavailable: no run is stored in %s and no step could be timed here%s%s\n",
                   options_.out_dir.c_str(), left_out.c_str(), skipping.c_str());
       return;
     }

@@ -21,6 +21,8 @@ struct SweepOptions {
   std::string nccl_profile;  // which of the spec's profiles this launch runs ("" = the only one)
   bool commbench = true;     // store an allreduce sweep with the study
   bool dry_run = false;      // list the configurations and exit: nothing measured or written
+  // --dry-run with no run stored in --out: at most this long timing steps for its estimate (0: none).
+  double probe_seconds = 30;
   bool memory_check = true;  // refuse configurations that cannot fit before the first run (--no-memory-check: false)
   std::string command_line;
   // Which launch this process measures (0-based; --launch counts from 1), -1: every launch,
