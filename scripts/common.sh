@@ -70,3 +70,14 @@ export_real_models_once() {
     --manifest "$REAL_MODELS/manifest.json.tmp" >"$1/export.log" 2>&1 || { tail -n 20 "$1/export.log"; return 1; }
   mv "$REAL_MODELS/manifest.json.tmp" "$REAL_MODELS/manifest.json"
 }
+
+# manifest_model_flags MANIFEST MODEL: the ddpscale model and its input flags, one word a line
+# (torchscript:PATH, --input-shape or --input, its value, --classes, N), for a model named in
+# what scripts/export_model.py --manifest writes; nothing where MANIFEST does not name it.
+manifest_model_flags() {
+  python3 -c 'import json, sys
+for e in json.load(open(sys.argv[1])):
+    if e["model"] == sys.argv[2]:
+        print("torchscript:" + e["path"]); print(e["input_flag"]); print(e["input"]); print("--classes"); print(e["classes"])' \
+    "$1" "$2"
+}

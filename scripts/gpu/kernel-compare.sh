@@ -23,11 +23,7 @@ for row in "${rows[@]}"; do
   # A manifest's model: its file and the flags that describe its input (one per line).
   model_flags=("$model")
   if [ -n "${MANIFEST:-}" ]; then
-    mapfile -t found < <(python3 -c 'import json, sys
-for e in json.load(open(sys.argv[1])):
-    if e["model"] == sys.argv[2]:
-        print("torchscript:" + e["path"]); print(e["input_flag"]); print(e["input"]); print("--classes"); print(e["classes"])' \
-      "$MANIFEST" "$model")
+    mapfile -t found < <(manifest_model_flags "$MANIFEST" "$model")
     [ ${#found[@]} -eq 0 ] || model_flags=("${found[@]}")
   fi
   "$DDPSCALE_BIN" train -m "${model_flags[@]}" -b "$batch" --exec "$mode" --runs 3 --warmup 10 --steps 100 \

@@ -40,11 +40,7 @@ pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the 
   : >"$results"
   for row in "${rows[@]}"; do
     model=${row%:*} batch=${row##*:}
-    mapfile -t flags < <(python3 -c 'import json, sys
-for e in json.load(open(sys.argv[1])):
-    if e["model"] == sys.argv[2]:
-        print("torchscript:" + e["path"]); print(e["input_flag"]); print(e["input"]); print("--classes"); print(e["classes"])' \
-      "$models/manifest.json" "$model")
+    mapfile -t flags < <(manifest_model_flags "$models/manifest.json" "$model")
     [ ${#flags[@]} -gt 0 ] || { log "$model is not in $models/manifest.json"; return 1; }
     for world in 1 2; do
       local launcher=(python3)

@@ -1,6 +1,5 @@
 #include "study/step_probe.hpp"
 
-#include <chrono>
 #include <set>
 
 #include "engine/training_session.hpp"

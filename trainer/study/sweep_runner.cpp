@@ -594,7 +594,7 @@ class SweepLaunch {
     const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
     for (const auto& [cost, key] : by_cost) {
       const size_t i = first_of_key.at(key);
-      if (probe_seconds <= 0 || elapsed() > probe_seconds || (!device_.cuda && models_[i].parameters > kLargestProbedOnCpu)) continue;
+      if (elapsed() > probe_seconds || (!device_.cuda && models_[i].parameters > kLargestProbedOnCpu)) continue;
       const TrainOptions& o = configs_[i].options;
       std::fprintf(stderr, "[sweep] --dry-run: timing 2 steps of %s at batch %lld per rank on this process\n",
                    o.model.c_str(), static_cast<long long>(batch_per_rank(o, o.world_size)));
