@@ -17,10 +17,30 @@ const std::vector<float>* instrument(const RankTimings& rank, const char* name) 
 
 std::string mhz_text(double mhz) { return std::isfinite(mhz) ? format_number(std::round(mhz), 4) : "n/a"; }
 
+// Each launch's mean, "n/a" for a launch without a kept run; launches after the last one
+// measured are left out (a comparison that met the spec's target_half_width stopped there).
 std::string launch_means_text(const LaunchGroups& groups) {
+  size_t end = groups.size();
+  while (end > 1 && groups[end - 1].empty()) --end;
   std::string text;
-  for (const auto& g : groups) text += (text.empty() ? "" : " / ") + (g.empty() ? "n/a" : format_number(mean(g), 4));
+  for (size_t l = 0; l < end; ++l)
+    text += (text.empty() ? "" : " / ") + (groups[l].empty() ? "n/a" : format_number(mean(groups[l]), 4));
   return text;
+}
+
+// The launches a configuration's kept runs came from, and "6 of 40" where the study had more.
+int measured_launches(const ConfigSummary& c) {
+  return static_cast<int>(std::set<int>(c.kept_launches.begin(), c.kept_launches.end()).size());
+}
+std::string launches_text(const ConfigSummary& c) {
+  const int measured = measured_launches(c);
+  return measured < c.launches ? std::to_string(measured) + " of " + std::to_string(c.launches)
+                               : std::to_string(c.launches);
+}
+
+std::string half_width_text(const ConfigSpeedup& s) {
+  const double h = relative_half_width(s.speedup, s.speedup_ci);
+  return std::isfinite(h) ? "±" + format_number(100 * h, 3) + "%" : "n/a";
 }
 
 std::string levels_text(const ConfigSummary& c) {
@@ -107,8 +127,26 @@ std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config)
   return result;
 }
 
-LaunchText::LaunchText(const StudyAnalysis& analysis, const std::vector<ConfigRecord>& configs, ReportDocument& doc)
-    : a_(analysis), configs_(configs), doc_(doc) {}
+LaunchText::LaunchText(const StudyAnalysis& analysis, const std::vector<ConfigRecord>& configs,
+                       const LaunchRule& rule, ReportDocument& doc)
+    : a_(analysis), configs_(configs), rule_(rule), doc_(doc) {}
+
+LaunchText::PrecisionTally LaunchText::precision_tally() const {
+  PrecisionTally tally;
+  for (const ConfigSummary& c : a_.configs) tally.most_launches = std::max(tally.most_launches, c.launches);
+  for (const Comparison& c : a_.comparisons) {
+    ++tally.comparisons;
+    const double h = relative_half_width(c.speedup.speedup, c.speedup.speedup_ci);
+    const ConfigSummary& n = a_.configs[c.n_gpu];
+    if (std::isfinite(h) && h <= rule_.target_half_width) {
+      tally.launches_of_met.push_back(c.speedup.launches);
+    } else {
+      tally.short_of_target.push_back(config_label(n.params) + ": " + half_width_text(c.speedup) + " over " +
+                                      std::to_string(c.speedup.launches) + " launches");
+    }
+  }
+  return tally;
+}
 
 const ConfigRecord* LaunchText::record_of(const std::string& id) const {
   for (const ConfigRecord& record : configs_)
@@ -125,9 +163,21 @@ std::string LaunchText::summary_note(const std::string& section_ref) const {
   }
   if (most_launches == 1 && leveled == 0) return "";
   std::string text;
-  if (most_launches > 1)
+  if (rule_.target_half_width > 0 && !a_.comparisons.empty()) {
+    const PrecisionTally tally = precision_tally();
+    const std::string target = "±" + format_number(100 * rule_.target_half_width, 3) + "%";
+    text += "Launches ran until each speedup's 95% interval was within " + target + " of it, " +
+            std::to_string(tally.most_launches) + " at most: " + std::to_string(tally.launches_of_met.size()) +
+            " of " + std::to_string(tally.comparisons) + " speedups got there" +
+            (tally.launches_of_met.empty()
+                 ? ""
+                 : " (median " + format_number(median(tally.launches_of_met), 3) + " launches)") +
+            (tally.short_of_target.empty() ? ". " : "; " + std::to_string(tally.short_of_target.size()) +
+                                                        " did not within the launches allowed. ");
+  } else if (most_launches > 1) {
     text += "Each configuration's runs came from " + std::to_string(most_launches) +
             " launches of fresh processes; its intervals are computed over launches. ";
+  }
   if (leveled > 0)
     text += std::to_string(leveled) + " of " + std::to_string(a_.configs.size()) +
             " configurations ran at two separate speed levels (" + section_ref + ").";
@@ -156,8 +206,38 @@ void LaunchText::write_section() {
       "two clusters (the largest share of the sum of squares one split explains, against normal samples of the same "
       "size); a configuration is flagged at p < 0.01 when each level holds two runs or more and the levels are at "
       "least 5% apart.");
+  precision_paragraph();
   spread_table();
   instruments_table();
+}
+
+void LaunchText::precision_paragraph() {
+  if (rule_.target_half_width <= 0 || a_.comparisons.empty()) return;
+  const PrecisionTally tally = precision_tally();
+  const int least = rule_.min_launches > 0 ? rule_.min_launches : std::min(kDefaultMinLaunches, tally.most_launches);
+  const std::string target = "±" + format_number(100 * rule_.target_half_width, 3) + "%";
+  std::string text = "Launches until precise (the spec's target_half_width " +
+                     format_number(rule_.target_half_width, 3) + "): every comparison ran " +
+                     std::to_string(least) + " launches; after each later one, a comparison whose speedup's 95% " +
+                     "interval over the launches so far was within " + target + " of the speedup got no more, the " +
+                     "others got the next one, up to " + std::to_string(tally.most_launches) + ". " +
+                     std::to_string(tally.launches_of_met.size()) + " of " + std::to_string(tally.comparisons) +
+                     " speedups met the target";
+  if (!tally.launches_of_met.empty()) {
+    const auto [low, high] = std::minmax_element(tally.launches_of_met.begin(), tally.launches_of_met.end());
+    text += ", after " + format_number(*low, 3) + " to " + format_number(*high, 3) + " launches (median " +
+            format_number(median(tally.launches_of_met), 3) + ")";
+  }
+  text += ".";
+  if (!tally.short_of_target.empty()) {
+    text += " Short of it when the launches ran out: ";
+    for (size_t i = 0; i < tally.short_of_target.size(); ++i)
+      text += (i ? "; " : "") + tally.short_of_target[i];
+    text += ".";
+  }
+  text += " Stopping on the interval's width, never on the speedup itself, keeps the interval honest; the "
+          "simulation in docs/methodology.md (\"Launches\") gives its coverage.";
+  doc_.paragraph(text);
 }
 
 // The launches an N-rank configuration's speedup interval would need for a half-width of
@@ -173,19 +253,22 @@ int LaunchText::launches_needed(size_t config) const {
 void LaunchText::spread_table() {
   ReportTable table;
   table.header = {"configuration", "launches", "runs kept", "samples/s per launch", "between launches",
-                  "separate levels", "launches for a ±5% speedup interval"};
-  table.right_aligned = {false, true, true, true, true, false, true};
+                  "separate levels", "speedup's 95% half-width", "launches for a ±5% speedup interval"};
+  table.right_aligned = {false, true, true, true, true, false, true, true};
   std::vector<double> needed;
   for (size_t i = 0; i < a_.configs.size(); ++i) {
     const ConfigSummary& c = a_.configs[i];
     const LaunchGroups groups = throughputs_by_launch(c);
     const int launches = launches_needed(i);
     if (launches > 0) needed.push_back(launches);
-    table.rows.push_back({config_label(c.params), std::to_string(c.launches), std::to_string(c.kept_throughputs.size()),
+    std::string half_width = "";
+    for (const Comparison& comparison : a_.comparisons)
+      if (comparison.n_gpu == i) half_width = half_width_text(comparison.speedup);
+    table.rows.push_back({config_label(c.params), launches_text(c), std::to_string(c.kept_throughputs.size()),
                           launch_means_text(groups),
                           std::isfinite(c.launch_variance.between_share) ? percent(c.launch_variance.between_share)
                                                                          : "n/a",
-                          levels_text(c), launches > 0 ? std::to_string(launches) : "n/a"});
+                          levels_text(c), half_width, launches > 0 ? std::to_string(launches) : "n/a"});
   }
   doc_.table(table);
   if (needed.empty()) return;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report_document.hpp"
+#include "launch_precision.hpp"
 #include "study_analysis.hpp"
 
 namespace ddpscale {
@@ -39,7 +40,10 @@ std::string clock_event_reason_names(uint64_t reasons);
 
 class LaunchText {
  public:
-  LaunchText(const StudyAnalysis& analysis, const std::vector<ConfigRecord>& configs, ReportDocument& doc);
+  // `rule`: the spec's target_half_width and min_launches (launch_rule_of_spec), which
+  // explain configurations measured over fewer launches than the study's most.
+  LaunchText(const StudyAnalysis& analysis, const std::vector<ConfigRecord>& configs, const LaunchRule& rule,
+             ReportDocument& doc);
   // The section's body, below its heading.
   void write_section();
   // For the executive summary: "3 launches; 2 of 8 configurations show separate speed
@@ -48,12 +52,22 @@ class LaunchText {
 
  private:
   void spread_table();
+  void precision_paragraph();
+  // How far the launches took the comparisons: met the target, and the largest of them.
+  struct PrecisionTally {
+    std::vector<std::string> short_of_target;  // "gru b32 2 GPUs: ±7.1% over 40 launches"
+    std::vector<double> launches_of_met;       // launches of each comparison that met it
+    size_t comparisons = 0;
+    int most_launches = 1;
+  };
+  PrecisionTally precision_tally() const;
   int launches_needed(size_t config) const;
   void instruments_table();
   const ConfigRecord* record_of(const std::string& id) const;
 
   const StudyAnalysis& a_;
   const std::vector<ConfigRecord>& configs_;
+  LaunchRule rule_;
   ReportDocument& doc_;
 };
 

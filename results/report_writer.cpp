@@ -31,6 +31,14 @@ namespace fs = std::filesystem;
 namespace ddpscale {
 namespace {
 
+// The stopping rule of the study's spec (launch_precision.hpp); of the first study given
+// where several are reported together.
+LaunchRule launch_rule_of(const LoadedStudy& study) {
+  for (const StudySource& source : study.sources)
+    if (source.metadata && !source.metadata->spec_text.empty()) return launch_rule_of_spec(source.metadata->spec_text);
+  return {};
+}
+
 class ReportBuilder {
  public:
   ReportBuilder(const LoadedStudy& study, const StudyAnalysis& analysis, const ReportOptions& options)
@@ -705,7 +713,7 @@ class ReportBuilder {
   ReportDocument doc_;
   DriftText drift_{a_, study_.configs, doc_,
                    [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
-  LaunchText launches_{a_, study_.configs, doc_};
+  LaunchText launches_{a_, study_.configs, launch_rule_of(study_), doc_};
   EngineText engines_{a_, doc_};
   AnswerText answer_{a_, doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
   ThresholdsText thresholds_{a_, doc_,

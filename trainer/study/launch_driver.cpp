@@ -148,6 +148,52 @@ std::vector<std::string> current_environment() {
   return environment;
 }
 
+// The launch status that ends the study early: every comparison is precise enough.
+constexpr int kStudyPrecise = -1;
+
+// Rank 0's part of launch k: ask `plan`, start the launch where needed and wait for it.
+// Returns 0, kStudyPrecise or an exit code.
+int lead_launch(const MpiContext& mpi, const SweepOptions& options, int k, int launches, const LaunchPlanner& plan,
+                int& measured) {
+  LaunchOutlook outlook;
+  try {
+    outlook = plan(k);
+  } catch (const std::exception& e) {
+    outlook.error = e.what();
+  }
+  if (!outlook.error.empty()) {
+    std::fprintf(stderr, "ddpscale sweep: before launch %d of %d: %s\n", k + 1, launches, outlook.error.c_str());
+    return 2;
+  }
+  if (outlook.study_precise) {
+    const std::string which = k + 1 < launches ? "launches " + std::to_string(k + 1) + "-" + std::to_string(launches)
+                                               : "launch " + std::to_string(k + 1);
+    std::fprintf(stderr, "[sweep] %s of %d: not needed: %s\n", which.c_str(), launches, outlook.note.c_str());
+    return kStudyPrecise;
+  }
+  if (!outlook.needed) {
+    std::fprintf(stderr, "[sweep] launch %d of %d: %s\n", k + 1, launches,
+                 outlook.note.empty() ? "complete, skipped" : outlook.note.c_str());
+    return 0;
+  }
+  const auto command = launch_command(options.launcher, mpi.hostnames(), sweep_args_for(options, k));
+  std::fprintf(stderr, "[sweep] launch %d of %d: fresh processes (%s ...)%s%s\n", k + 1, launches,
+               command.front().c_str(), outlook.note.empty() ? "" : "; ", outlook.note.c_str());
+  int status = 0;
+  try {
+    std::vector<std::string> environment = launch_environment(current_environment());
+    environment.push_back(std::string(kStudyCommandVariable) + "=" + options.command_line);
+    status = run_launch(command, environment);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddpscale sweep: launch %d of %d on %s: %s\n", k + 1, launches, mpi.hostname().c_str(),
+                 e.what());
+    status = 1;
+  }
+  if (stop_requested) status = 130;
+  ++measured;
+  return status;
+}
+
 }  // namespace
 
 LaunchShare launch_share(int runs, int launch, int launches) {
@@ -182,44 +228,26 @@ std::vector<std::string> launch_environment(const std::vector<std::string>& envi
   return kept;
 }
 
-int drive_launches(const MpiContext& mpi, const SweepOptions& options, const std::vector<int>& launch_done) {
+int drive_launches(const MpiContext& mpi, const SweepOptions& options, int launches, const LaunchPlanner& plan) {
   const bool leader = mpi.rank() == 0;
-  const int launches = static_cast<int>(launch_done.size());
-  int result = 0;
+  int result = 0, measured = 0;
   // Every rank: mpirun passes a Ctrl-C on as SIGTERM to all of them; rank 0 forwards it to
   // the launch under way, the others wait for rank 0's verdict instead of dying at once.
   install_forwarding();
   for (int k = 0; k < launches; ++k) {
+    // 0: go on, 1: stop here (the study is precise), anything else: the exit code.
     int status = 0;
-    if (leader) {
-      if (launch_done[static_cast<size_t>(k)]) {
-        std::fprintf(stderr, "[sweep] launch %d of %d: complete, skipped\n", k + 1, launches);
-      } else {
-        const auto command = launch_command(options.launcher, mpi.hostnames(), sweep_args_for(options, k));
-        std::fprintf(stderr, "[sweep] launch %d of %d: fresh processes (%s ...)\n", k + 1, launches,
-                     command.front().c_str());
-        try {
-          std::vector<std::string> environment = launch_environment(current_environment());
-          environment.push_back(std::string(kStudyCommandVariable) + "=" + options.command_line);
-          status = run_launch(command, environment);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "ddpscale sweep: launch %d of %d on %s: %s\n", k + 1, launches,
-                       mpi.hostname().c_str(), e.what());
-          status = 1;
-        }
-        if (stop_requested) status = 130;
-      }
-    } else {
-      wait_beside_the_launch(mpi.world());
-    }
+    if (leader) status = lead_launch(mpi, options, k, launches, plan, measured);
+    else wait_beside_the_launch(mpi.world());
     if (leader) wait_beside_the_launch(mpi.world());
     MPI_Request request = MPI_REQUEST_NULL;
     DDPSCALE_MPI_CHECK(MPI_Ibcast(&status, 1, MPI_INT, 0, mpi.world().handle(), &request));
     wait_without_bound(request);
+    if (status == kStudyPrecise) break;
     if (status == 3) {
       result = 3;  // recorded failures: the next launches still measure the other runs
     } else if (status != 0) {
-      if (leader)
+      if (leader && status != 2)
         std::fprintf(stderr, "[sweep] launch %d of %d ended with exit code %d; %s\n", k + 1, launches, status,
                      status == 130 ? "stopped: run the same command with --resume to continue"
                                    : "rerun the same command with --resume to continue from there");
@@ -227,8 +255,9 @@ int drive_launches(const MpiContext& mpi, const SweepOptions& options, const std
     }
   }
   if (leader)
-    std::fprintf(stderr, "[sweep] done: %d launches in %s (`ddpscale report %s` reads them as one study)\n", launches,
-                 options.out_dir.c_str(), options.out_dir.c_str());
+    std::fprintf(stderr, "[sweep] done: %d launch%s measured now, of at most %d, in %s (`ddpscale report %s` reads "
+                 "them as one study)\n", measured, measured == 1 ? "" : "es", launches, options.out_dir.c_str(),
+                 options.out_dir.c_str());
   return result;
 }
 

@@ -7,6 +7,7 @@
 // "Launches"); nested jobs are the way a running MPI job gets them everywhere mpirun runs
 // (MPI_Comm_spawn, the other way, hung on its third spawn under Open MPI 4.1).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,11 +42,24 @@ std::vector<std::string> launch_environment(const std::vector<std::string>& envi
 // the study records that one instead of the nested launch's.
 constexpr const char* kStudyCommandVariable = "DDPSCALE_STUDY_COMMAND";
 
-// Runs every launch of the study whose configurations are not all complete (launch_done[k]
-// is 1 where --resume found launch k complete) and returns the sweep's exit code: 0, 3 when
-// every launch ran but some configuration had no successful run, or the first other
-// failing launch's code (130 when stopped by SIGINT or SIGTERM, which reach the running
-// launch). Collective over the launched ranks.
-int drive_launches(const MpiContext& mpi, const SweepOptions& options, const std::vector<int>& launch_done);
+// What rank 0 learns of launch k just before it would start it, from what the folder holds
+// then: whether it has anything to measure, and why not.
+struct LaunchOutlook {
+  bool needed = true;
+  // Nothing left for this launch or any later one: every comparison is already as precise
+  // as the spec's target_half_width asks (the driver stops there).
+  bool study_precise = false;
+  std::string note;   // printed after "launch k of L: " (why not needed, or what it measures)
+  std::string error;  // the folder cannot be read or written: the study stops with exit code 2
+};
+using LaunchPlanner = std::function<LaunchOutlook(int launch)>;
+
+// Runs every launch of the study that `plan` says is needed, in order, and returns the
+// sweep's exit code: 0, 3 when every launch ran but some configuration had no successful
+// run, 2 when `plan` reports an error, or the first other failing launch's code (130 when
+// stopped by SIGINT or SIGTERM, which reach the running launch). `plan` runs on rank 0
+// only, each time right before its launch, so it sees what the launches before wrote.
+// Collective over the launched ranks.
+int drive_launches(const MpiContext& mpi, const SweepOptions& options, int launches, const LaunchPlanner& plan);
 
 }  // namespace ddpscale

@@ -34,6 +34,8 @@
 #include "study_analysis.hpp"
 #include "text_io.hpp"
 #include "launch/system_report.hpp"
+#include "launch_precision.hpp"
+#include "report_format.hpp"
 #include "study/train_options.hpp"
 #include "engine/training_session.hpp"
 
@@ -379,7 +381,8 @@ class SweepLaunch {
         leader_(mpi.rank() == 0),
         launches_(launches_for(spec, device.cuda)),
         launch_(std::max(0, options.launch)),
-        driving_(launches_ > 1 && options.launch < 0) {}
+        driving_(launches_ > 1 && options.launch < 0),
+        min_launches_(min_launches_for(spec, launches_)) {}
 
   int run() {
     if (!expand_configurations()) return 2;
@@ -443,24 +446,98 @@ class SweepLaunch {
                          std::to_string(launches_) + " launches; give at least as many runs as launches (runs: " +
                          std::to_string(launches_) + " or more), or fewer launches (launches: " +
                          std::to_string(c.options.runs) + ")");
+    if (spec_.target_half_width > 0 && launches_ < 2)
+      throw UsageError(spec_.path + ": target_half_width stops adding launches once each speedup's interval over "
+                       "the launches so far is that precise, so it needs launches: (the most the study runs) of 2 "
+                       "or more; " + std::to_string(launches_) + " launch" + (launches_ == 1 ? " is" : "es are") +
+                       " planned here (e.g. launches: 40 with runs: 80)");
+    if (min_launches_ > launches_)
+      throw UsageError(spec_.path + ": min_launches: " + std::to_string(min_launches_) + " is more than launches: " +
+                       std::to_string(launches_) + "; give launches (the most) at least min_launches (the fewest)");
+  }
+
+  // Which configurations launch k still needs (rank 0): those --resume does not find
+  // complete and, where the spec has a target_half_width, from launch min_launches + 1 on,
+  // those whose comparisons are not yet that precise over the launches before k
+  // (results/launch_precision.hpp). Under --overwrite the files a settled configuration
+  // may still have from an earlier study in --out are removed, so they cannot join this one.
+  std::string plan_launch(const SweepOptions& options, int k, std::vector<int>& skip, LaunchPrecision* precision) const {
+    if (std::string error = plan_output(options, configs_, device_.cuda, k, launches_, skip); !error.empty())
+      return error;
+    if (min_launches_ == 0 || k < min_launches_) return "";
+    LaunchPrecision found;
+    try {
+      found = launch_precision_in(options_.out_dir, k, launches_, spec_.target_half_width);
+    } catch (const StoreError& e) {
+      return std::string(e.what()) + " (while judging whether launch " + std::to_string(k + 1) + " is needed)";
+    }
+    for (size_t i = 0; i < configs_.size(); ++i) {
+      if (!found.settled.count(ids_[i])) continue;
+      skip[i] = 1;
+      if (options_.overwrite) {
+        std::error_code ignored;
+        fs::remove(config_file(options_, ids_[i], k, launches_), ignored);
+      }
+    }
+    if (precision) *precision = found;
+    return "";
+  }
+
+  // The driver's view of launch k before it starts (study/launch_driver.hpp).
+  LaunchOutlook outlook_of_launch(int k) const {
+    LaunchOutlook outlook;
+    std::vector<int> skip;
+    LaunchPrecision precision;
+    // The driver starts each launch with --resume (or --overwrite): it continues the study
+    // the launches before it began.
+    SweepOptions as_launched = options_;
+    as_launched.resume = !options_.overwrite;
+    outlook.error = plan_launch(as_launched, k, skip, &precision);
+    if (!outlook.error.empty()) return outlook;
+    const size_t left = static_cast<size_t>(std::count(skip.begin(), skip.end(), 0));
+    outlook.needed = left > 0;
+    if (min_launches_ == 0 || k < min_launches_) return outlook;
+    const std::string target = "±" + format_number(100 * spec_.target_half_width, 3) + "%";
+    const std::string within = std::to_string(precision.within_target) + " of " +
+                               std::to_string(precision.comparisons) + " speedups' 95% intervals within " + target +
+                               " after " + std::to_string(k) + " launches";
+    const bool every_config_settled = std::all_of(ids_.begin(), ids_.end(),
+                                                  [&](const std::string& id) { return precision.settled.count(id) > 0; });
+    if (every_config_settled) {
+      outlook.study_precise = true;
+      outlook.note = within + " (target_half_width " + format_number(spec_.target_half_width, 3) + ")";
+      // Later launches' files from an earlier study in --out must not join this one.
+      if (options_.overwrite)
+        for (int later = k + 1; later < launches_; ++later)
+          for (const std::string& id : ids_) {
+            std::error_code ignored;
+            fs::remove(config_file(options_, id, later, launches_), ignored);
+          }
+      return outlook;
+    }
+    outlook.note = within + "; " + (outlook.needed ? "measuring " + std::to_string(left) + " of " +
+                                                         std::to_string(skip.size()) + " configurations, widest ±" +
+                                                         format_number(100 * precision.widest_open, 3) + "%"
+                                                   : "complete, skipped");
+    return outlook;
   }
 
   // The driver of a study of several launches: rank 0 accepts or refuses --out, finds the
   // launches already complete (--resume) and starts the others one after the other.
   int drive_every_launch() {
-    std::vector<int> done(static_cast<size_t>(launches_), 0);
     const std::string refusal = on_leader([&] {
       for (int k = 0; k < launches_; ++k) {
         std::vector<int> skip;
         // Odd launches store the same configurations; the order does not matter here.
         if (std::string error = plan_output(options_, configs_, device_.cuda, k, launches_, skip); !error.empty())
           return error;
-        done[static_cast<size_t>(k)] = std::all_of(skip.begin(), skip.end(), [](int s) { return s == 1; });
       }
       return std::string();
     });
     if (!agree_on_leaders_error(refusal, "the output folder")) return 2;
-    return drive_launches(mpi_, options_, done);
+    // Whether a launch is needed is decided right before it, from what the launches before
+    // it stored (a precise comparison stops adding launches).
+    return drive_launches(mpi_, options_, launches_, [&](int k) { return outlook_of_launch(k); });
   }
 
   // Rank 0 accepts or refuses --out and finds the configurations already done (--resume);
@@ -468,7 +545,7 @@ class SweepLaunch {
   bool agree_on_output() {
     skip_.assign(configs_.size(), 0);
     if (!agree_on_leaders_error(
-            on_leader([&] { return plan_output(options_, configs_, device_.cuda, launch_, launches_, skip_); }),
+            on_leader([&] { return plan_launch(options_, launch_, skip_, nullptr); }),
             "the output folder"))
       return false;
     mpi_.world().broadcast_within_comm_timeout(skip_.data(), static_cast<int>(skip_.size()), MPI_INT, 0,
@@ -803,6 +880,7 @@ class SweepLaunch {
   const int launches_;  // launches of the study (launches_for)
   const int launch_;    // the one this process measures (0 for the driver, which measures none)
   const bool driving_;  // these processes start the launches instead of measuring
+  const int min_launches_;  // launches before target_half_width may stop a comparison (0: no target)
   std::vector<SweepConfig> configs_;
   std::vector<ModelDescription> models_;  // configs_[i]'s model
   std::vector<std::string> ids_;          // configs_[i]'s config_id, which names it in barriers and progress

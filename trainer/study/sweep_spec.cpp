@@ -1,5 +1,6 @@
 #include "study/sweep_spec.hpp"
 #include "torchscript_model.hpp"
+#include "launch_precision.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -99,7 +100,7 @@ const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_
                                         "placement_shifts_mib",
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
                                         "allreduce_dtype", "interleave_runs", "input_shape", "input",
-                                        "memory_check", "launches"};
+                                        "memory_check", "launches", "target_half_width", "min_launches"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
@@ -231,6 +232,22 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
   if (root["memory_check"]) spec.memory_check = r.scalar<bool>(root["memory_check"], "memory_check", "true or false");
   if (root["launches"]) spec.launches = r.positive<int>(root["launches"], "launches");
+  if (root["target_half_width"]) {
+    spec.target_half_width = r.positive<double>(root["target_half_width"], "target_half_width");
+    if (spec.target_half_width >= 1)
+      r.fail(root["target_half_width"], "target_half_width",
+             "is a share of the speedup, below 1: 0.05 stops adding launches once each speedup's 95% interval is "
+             "within +-5% of it");
+  }
+  if (root["min_launches"]) {
+    spec.min_launches = r.positive<int>(root["min_launches"], "min_launches");
+    if (!root["target_half_width"])
+      r.fail(root["min_launches"], "min_launches",
+             "only counts with target_half_width (the launches every configuration runs before the target may stop "
+             "it); add target_half_width or remove min_launches");
+    if (spec.min_launches < 2)
+      r.fail(root["min_launches"], "min_launches", "must be 2 or more: an interval over launches needs two of them");
+  }
   if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
   if (root["broadcast_buffers"])
     b.broadcast_buffers = r.scalar<bool>(root["broadcast_buffers"], "broadcast_buffers", "true or false");
@@ -396,6 +413,12 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
 int launches_for(const SweepSpec& spec, bool on_cuda) {
   if (spec.launches > 0) return spec.launches;
   return on_cuda ? kDefaultLaunchesGpu : kDefaultLaunchesCpu;
+}
+
+int min_launches_for(const SweepSpec& spec, int launches) {
+  if (spec.target_half_width <= 0) return 0;
+  if (spec.min_launches > 0) return spec.min_launches;
+  return std::min(kDefaultMinLaunches, launches);
 }
 
 }  // namespace ddpscale

@@ -57,6 +57,12 @@ struct SweepSpec {
   // meets, so the interval must sample it (docs/methodology.md, "Launches"). 0: the default,
   // kDefaultLaunchesGpu on GPUs and kDefaultLaunchesCpu on CPU (launches_for).
   int launches = 0;
+  // Launches until precise: from launch min_launches + 1 on, a launch measures only the
+  // comparisons whose speedup interval is still wider than +-target_half_width of the speedup
+  // (results/launch_precision.hpp), and the study ends once none is; `launches` is then the
+  // most it runs. 0: off, every launch measures every configuration.
+  double target_half_width = 0;
+  int min_launches = 0;  // 0: kDefaultMinLaunches (results/launch_precision.hpp), or `launches` where fewer
   // false: skip the memory pre-flight (study/memory_preflight.hpp), as --no-memory-check does.
   bool memory_check = true;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
@@ -67,6 +73,8 @@ constexpr int kDefaultLaunchesGpu = 3;
 constexpr int kDefaultLaunchesCpu = 1;
 // The launches a study runs on this device: the spec's, or the device's default.
 int launches_for(const SweepSpec& spec, bool on_cuda);
+// The launches every configuration runs before target_half_width may stop it (0 without a target).
+int min_launches_for(const SweepSpec& spec, int launches);
 
 // Throws SpecError naming file, line and key for a missing/unreadable file, YAML syntax
 // errors, unknown keys, wrong types and bad values.
