@@ -68,6 +68,14 @@ std::string p_text(double p) {
   return format_number(p, 2);
 }
 
+std::string short_percent(double share) {
+  if (!std::isfinite(share)) return "n/a";
+  char text[32];
+  // Three significant digits, without an exponent for the wide ones ("4090%").
+  std::snprintf(text, sizeof(text), std::fabs(100 * share) < 1000 ? "%.3g%%" : "%.0f%%", 100 * share);
+  return text;
+}
+
 std::string percent(double share) { return std::isfinite(share) ? format_number(100 * share, 3) + "%" : "n/a"; }
 
 std::string mib_text(double bytes) { return std::isfinite(bytes) ? format_number(bytes / kMiB, 4) + " MiB" : "n/a"; }

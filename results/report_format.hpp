@@ -36,6 +36,7 @@ std::string throughput_text(const Summary& s);
 std::string speedup_text(const ConfigSpeedup& s);  // "1.80x [1.75, 1.85]", "n/a"
 std::string p_text(double p);                      // "< 0.001", "0.032", "n/a"
 std::string percent(double share);                 // 0.423 -> "42.3%"
+std::string short_percent(double share);           // 0.05 -> "5%", 0.0716 -> "7.16%": a target or a bound
 std::string mib_text(double bytes);
 std::string parameters_text(double parameters);    // "316K", "1.00M", "2.50B"
 // Milliseconds with three decimals (a microsecond): phases span 0.005 ms to seconds, and

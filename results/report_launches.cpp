@@ -40,7 +40,14 @@ std::string launches_text(const ConfigSummary& c) {
 
 std::string half_width_text(const ConfigSpeedup& s) {
   const double h = relative_half_width(s.speedup, s.speedup_ci);
-  return std::isfinite(h) ? "±" + format_number(100 * h, 3) + "%" : "n/a";
+  return std::isfinite(h) ? "±" + short_percent(h) : "n/a";
+}
+
+// A count of launches, or a median of counts: "30", "38.5".
+std::string launch_count_text(double launches) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", launches);
+  return text;
 }
 
 std::string levels_text(const ConfigSummary& c) {
@@ -165,13 +172,13 @@ std::string LaunchText::summary_note(const std::string& section_ref) const {
   std::string text;
   if (rule_.target_half_width > 0 && !a_.comparisons.empty()) {
     const PrecisionTally tally = precision_tally();
-    const std::string target = "±" + format_number(100 * rule_.target_half_width, 3) + "%";
+    const std::string target = "±" + short_percent(rule_.target_half_width);
     text += "Launches ran until each speedup's 95% interval was within " + target + " of it, " +
             std::to_string(tally.most_launches) + " at most: " + std::to_string(tally.launches_of_met.size()) +
             " of " + std::to_string(tally.comparisons) + " speedups got there" +
             (tally.launches_of_met.empty()
                  ? ""
-                 : " (median " + format_number(median(tally.launches_of_met), 3) + " launches)") +
+                 : " (median " + launch_count_text(median(tally.launches_of_met)) + " launches)") +
             (tally.short_of_target.empty() ? ". " : "; " + std::to_string(tally.short_of_target.size()) +
                                                         " did not within the launches allowed. ");
   } else if (most_launches > 1) {
@@ -215,9 +222,9 @@ void LaunchText::precision_paragraph() {
   if (rule_.target_half_width <= 0 || a_.comparisons.empty()) return;
   const PrecisionTally tally = precision_tally();
   const int least = rule_.min_launches > 0 ? rule_.min_launches : std::min(kDefaultMinLaunches, tally.most_launches);
-  const std::string target = "±" + format_number(100 * rule_.target_half_width, 3) + "%";
+  const std::string target = "±" + short_percent(rule_.target_half_width);
   std::string text = "Launches until precise (the spec's target_half_width " +
-                     format_number(rule_.target_half_width, 3) + "): every comparison ran " +
+                     launch_count_text(rule_.target_half_width) + "): every comparison ran " +
                      std::to_string(least) + " launches; after each later one, a comparison whose speedup's 95% " +
                      "interval over the launches so far was within " + target + " of the speedup got no more, the " +
                      "others got the next one, up to " + std::to_string(tally.most_launches) + ". " +
@@ -225,8 +232,9 @@ void LaunchText::precision_paragraph() {
                      " speedups met the target";
   if (!tally.launches_of_met.empty()) {
     const auto [low, high] = std::minmax_element(tally.launches_of_met.begin(), tally.launches_of_met.end());
-    text += ", after " + format_number(*low, 3) + " to " + format_number(*high, 3) + " launches (median " +
-            format_number(median(tally.launches_of_met), 3) + ")";
+    text += *low == *high ? ", after " + launch_count_text(*low) + " launches"
+                          : ", after " + launch_count_text(*low) + " to " + launch_count_text(*high) +
+                                " launches (median " + launch_count_text(median(tally.launches_of_met)) + ")";
   }
   text += ".";
   if (!tally.short_of_target.empty()) {

@@ -45,6 +45,14 @@ add_test(NAME sweep_launches
 set_tests_properties(sweep_launches PROPERTIES LABELS "mpi;study"
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
+# target_half_width: the driver skips a launch no comparison needs and runs one that some
+# comparison needs, on launches whose agreement the test sets (h5py).
+add_test(NAME sweep_launches_precise
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launches_precise_test.sh $<TARGET_FILE:ddpscale>
+                 ${ddpscale_studies_dir}/launches-precise -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_launches_precise PROPERTIES LABELS "mpi;study"
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+
 # Per-layer gradient timing: a 2-rank sweep of mlp-medium on 1 and 2 ranks
 # (tests/specs/gradient-timing.yaml) writes /gradient_timing into each configuration file:
 # its 8 parameters, their elements adding up to the model's, ready times within backward,

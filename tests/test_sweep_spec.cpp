@@ -45,6 +45,26 @@ TEST(SweepSpec, InterleaveRunsIsABooleanOffByDefault) {
       << error_of(grid + "interleave_runs: sometimes\n");
 }
 
+// target_half_width turns on launches until precise; min_launches (2 or more) only with it,
+// and by default the lesser of 4 and the launches.
+TEST(SweepSpec, TargetHalfWidthAndMinLaunches) {
+  const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\nlaunches: 10\nruns: 10\n";
+  const SweepSpec off = parse_sweep_spec(grid, "s.yaml");
+  EXPECT_EQ(off.target_half_width, 0.0);
+  EXPECT_EQ(min_launches_for(off, 10), 0);
+  const SweepSpec on = parse_sweep_spec(grid + "target_half_width: 0.05\n", "s.yaml");
+  EXPECT_DOUBLE_EQ(on.target_half_width, 0.05);
+  EXPECT_EQ(min_launches_for(on, 10), 4);
+  EXPECT_EQ(min_launches_for(on, 3), 3);
+  EXPECT_EQ(min_launches_for(parse_sweep_spec(grid + "target_half_width: 0.05\nmin_launches: 6\n", "s.yaml"), 10), 6);
+  EXPECT_NE(error_of(grid + "target_half_width: 5\n").find("below 1"), std::string::npos)
+      << error_of(grid + "target_half_width: 5\n");
+  EXPECT_NE(error_of(grid + "target_half_width: 0\n").find("target_half_width"), std::string::npos);
+  EXPECT_NE(error_of(grid + "min_launches: 5\n").find("only counts with target_half_width"), std::string::npos)
+      << error_of(grid + "min_launches: 5\n");
+  EXPECT_NE(error_of(grid + "target_half_width: 0.05\nmin_launches: 1\n").find("2 or more"), std::string::npos);
+}
+
 // placement_shifts_mib is --placement-shifts-mib: a list of MiB, none by default.
 TEST(SweepSpec, PlacementShiftsAreAListOfMib) {
   const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\n";

@@ -497,7 +497,7 @@ class SweepLaunch {
     const size_t left = static_cast<size_t>(std::count(skip.begin(), skip.end(), 0));
     outlook.needed = left > 0;
     if (min_launches_ == 0 || k < min_launches_) return outlook;
-    const std::string target = "±" + format_number(100 * spec_.target_half_width, 3) + "%";
+    const std::string target = "±" + short_percent(spec_.target_half_width);
     const std::string within = std::to_string(precision.within_target) + " of " +
                                std::to_string(precision.comparisons) + " speedups' 95% intervals within " + target +
                                " after " + std::to_string(k) + " launches";
@@ -505,7 +505,7 @@ class SweepLaunch {
                                                   [&](const std::string& id) { return precision.settled.count(id) > 0; });
     if (every_config_settled) {
       outlook.study_precise = true;
-      outlook.note = within + " (target_half_width " + format_number(spec_.target_half_width, 3) + ")";
+      outlook.note = within + " (the spec's target_half_width)";
       // Later launches' files from an earlier study in --out must not join this one.
       if (options_.overwrite)
         for (int later = k + 1; later < launches_; ++later)
@@ -517,7 +517,7 @@ class SweepLaunch {
     }
     outlook.note = within + "; " + (outlook.needed ? "measuring " + std::to_string(left) + " of " +
                                                          std::to_string(skip.size()) + " configurations, widest ±" +
-                                                         format_number(100 * precision.widest_open, 3) + "%"
+                                                         short_percent(precision.widest_open)
                                                    : "complete, skipped");
     return outlook;
   }
