@@ -362,6 +362,11 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
     std::printf("# launches: %d: each configuration's runs are split over %d launches, each with fresh processes, "
                 "communicators and contexts; odd launches run the configurations in reverse order\n",
                 launches, launches);
+  if (const int least = min_launches_for(spec, launches); least > 0)
+    std::printf("# launches until precise: every comparison runs %d launches, then more only while its speedup's "
+                "95%% interval is wider than ±%s (target_half_width), %d at most: the totals above are the most "
+                "this study runs\n",
+                least, short_percent(spec.target_half_width).c_str(), launches);
   if (spec.interleave_runs)
     std::printf("# order: each 1-rank configuration and its N-rank twin next to it alternate run by run "
                 "(A B B A ...; interleave_runs: true, the default)\n");
