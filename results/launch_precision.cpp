@@ -1,6 +1,7 @@
 #include "launch_precision.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 
@@ -10,6 +11,8 @@
 #include "study_analysis.hpp"
 
 namespace ddpscale {
+
+namespace fs = std::filesystem;
 
 double relative_half_width(double speedup, const Interval& interval) {
   if (!interval.valid() || !std::isfinite(speedup) || speedup <= 0) return kNaN;
@@ -57,10 +60,20 @@ LaunchRule launch_rule_of_spec(const std::string& spec_text) {
 }
 
 LaunchPrecision launch_precision_in(const std::string& dir, int before, int launches, double target) {
+  return LaunchPrecisionReader(dir).before_launch(before, launches, target);
+}
+
+LaunchPrecision LaunchPrecisionReader::before_launch(int before, int launches, double target) {
   std::vector<ConfigRecord> records;
-  for (const std::string& path : list_config_files(dir)) {
-    ConfigRecord record = read_config(path);
-    if (record.launches == launches && record.launch < before) records.push_back(std::move(record));
+  for (const std::string& path : list_config_files(dir_)) {
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(path, ec);
+    const int64_t modified = ec ? 0 : fs::last_write_time(path, ec).time_since_epoch().count();
+    auto found = by_path_.find(path);
+    if (found == by_path_.end() || found->second.size != size || found->second.modified != modified)
+      found = by_path_.insert_or_assign(path, Stored{size, modified, read_config(path)}).first;
+    const ConfigRecord& record = found->second.record;
+    if (record.launches == launches && record.launch < before) records.push_back(record);
   }
   return launch_precision(merge_launches(std::move(records)), target);
 }

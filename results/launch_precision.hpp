@@ -6,6 +6,8 @@
 // count of launches is either too few on a noisy host or time wasted on a quiet one.
 // Reads the run store; no LibTorch, no MPI.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,5 +55,24 @@ LaunchPrecision launch_precision(const std::vector<ConfigRecord>& records, doubl
 // `launches` launches: what launch `before` knows when it starts. Throws StoreError for a
 // file it cannot read.
 LaunchPrecision launch_precision_in(const std::string& dir, int before, int launches, double target);
+
+// launch_precision_in for a caller that asks before every launch, as the sweep's driver
+// does: each file is read once (again only if its size or time changed), so the question
+// before launch 40 costs the reading of the last launch's files, not of all 39 launches'
+// (which took 2.3 s of 3.8 for 826 files on the 2-core machine).
+class LaunchPrecisionReader {
+ public:
+  explicit LaunchPrecisionReader(std::string dir) : dir_(std::move(dir)) {}
+  LaunchPrecision before_launch(int before, int launches, double target);
+
+ private:
+  struct Stored {
+    uintmax_t size = 0;
+    int64_t modified = 0;
+    ConfigRecord record;
+  };
+  std::string dir_;
+  std::map<std::string, Stored> by_path_;
+};
 
 }  // namespace ddpscale

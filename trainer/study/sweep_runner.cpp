@@ -472,7 +472,8 @@ class SweepLaunch {
     if (min_launches_ == 0 || k < min_launches_) return "";
     LaunchPrecision found;
     try {
-      found = launch_precision_in(options_.out_dir, k, launches_, spec_.target_half_width);
+      if (!precision_reader_) precision_reader_.emplace(options_.out_dir);
+      found = precision_reader_->before_launch(k, launches_, spec_.target_half_width);
     } catch (const StoreError& e) {
       return std::string(e.what()) + " (while judging whether launch " + std::to_string(k + 1) + " is needed)";
     }
@@ -886,6 +887,8 @@ class SweepLaunch {
   const int launch_;    // the one this process measures (0 for the driver, which measures none)
   const bool driving_;  // these processes start the launches instead of measuring
   const int min_launches_;  // launches before target_half_width may stop a comparison (0: no target)
+  // Rank 0: the stored launches' records, read once each across the driver's questions.
+  mutable std::optional<LaunchPrecisionReader> precision_reader_;
   std::vector<SweepConfig> configs_;
   std::vector<ModelDescription> models_;  // configs_[i]'s model
   std::vector<std::string> ids_;          // configs_[i]'s config_id, which names it in barriers and progress
