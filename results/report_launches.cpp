@@ -248,20 +248,26 @@ void LaunchText::precision_paragraph() {
   doc_.paragraph(text);
 }
 
+double LaunchText::planned_half_width() const {
+  return rule_.target_half_width > 0 ? rule_.target_half_width : kPlannedHalfWidth;
+}
+
 // The launches an N-rank configuration's speedup interval would need for a half-width of
-// kPlannedHalfWidth at the spread between launches it shows (launches_for_half_width); -1
+// planned_half_width() at the spread between launches it shows (launches_for_half_width); -1
 // for a 1-rank configuration and where it cannot be said.
 int LaunchText::launches_needed(size_t config) const {
   for (const Comparison& c : a_.comparisons)
     if (c.n_gpu == config)
-      return launches_for_half_width(c.speedup.speedup, c.speedup.speedup_ci, c.speedup.launches, kPlannedHalfWidth);
+      return launches_for_half_width(c.speedup.speedup, c.speedup.speedup_ci, c.speedup.launches,
+                                     planned_half_width());
   return -1;
 }
 
 void LaunchText::spread_table() {
   ReportTable table;
+  const std::string planned = "±" + short_percent(planned_half_width());
   table.header = {"configuration", "launches", "runs kept", "samples/s per launch", "between launches",
-                  "separate levels", "speedup's 95% half-width", "launches for a ±5% speedup interval"};
+                  "separate levels", "speedup's 95% half-width", "launches for a " + planned + " speedup interval"};
   table.right_aligned = {false, true, true, true, true, false, true, true};
   std::vector<double> needed;
   for (size_t i = 0; i < a_.configs.size(); ++i) {
@@ -282,9 +288,9 @@ void LaunchText::spread_table() {
   if (needed.empty()) return;
   doc_.paragraph(
       "The last column sizes a rerun: at the spread between launches each speedup's interval shows, the launches "
-      "that would bring its 95% interval to ±5% of the speedup (Kalibera and Jones's rule of sizing repetitions "
+      "that would bring its 95% interval to " + planned + " of the speedup (Kalibera and Jones's rule of sizing repetitions "
       "by the variance at the level that varies; docs/methodology.md, \"Launches\"). Median over the " +
-      std::to_string(needed.size()) + " speedups: " + format_number(median(needed), 3) + " launches; n/a where "
+      std::to_string(needed.size()) + " speedups: " + launch_count_text(median(needed)) + " launches; n/a where "
       "more than 1,000 would be needed or the interval cannot be formed.");
 }
 

@@ -13,7 +13,8 @@
 
 namespace ddpscale {
 
-// The half-width, relative to the speedup, that the launches section sizes a rerun for.
+// The half-width, relative to the speedup, that the launches section sizes a rerun for,
+// where the spec set no target_half_width (with one, the section sizes for that).
 inline constexpr double kPlannedHalfWidth = 0.05;
 
 // What one launch's runs of a configuration read on its instruments, summarised over runs
@@ -62,6 +63,7 @@ class LaunchText {
   };
   PrecisionTally precision_tally() const;
   int launches_needed(size_t config) const;
+  double planned_half_width() const;
   void instruments_table();
   const ConfigRecord* record_of(const std::string& id) const;
 
