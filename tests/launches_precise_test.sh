@@ -4,7 +4,8 @@
 # launches agree exactly (a host that never changes) and the speedup's interval over them has
 # no width; then the sweep's driver must find launch 3 not needed. In a copy of the study,
 # launch 2's 2-rank throughput is doubled instead, the interval is far wider than +-5%, and
-# the driver must run launch 3. The report says how far the comparison got.
+# the driver must run launch 3. The report says how far the comparison got; a changed target
+# is refused.
 # Usage: launches_precise_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]
 set -uo pipefail
 TEST_NAME=sweep_launches_precise
@@ -47,6 +48,13 @@ sweep_run "$WORK/apart" "$WORK/apart.log" --no-commbench --resume || { cat "$WOR
 grep -q "launch 3 of 3: fresh processes (.*); 0 of 1 speedups' 95% intervals within ±5% after 2 launches; measuring 2 of 2" \
   "$WORK/apart.log" || { cat "$WORK/apart.log"; fail "the driver did not run launch 3 where launches 1 and 2 disagree"; }
 [ "$(ls "$WORK"/apart/*.launch-3-of-3.h5 | wc -l)" = 2 ] || fail "launch 3's files are missing"
+
+# The rule a study began with stays: a changed target is refused, naming both.
+sed 's/target_half_width: 0.05/target_half_width: 0.1/' "$SPEC" >"$WORK/changed.yaml"
+"${MPIRUN[@]}" -np 2 "$BIN" sweep "$WORK/changed.yaml" --out "$WORK/study" --no-commbench --resume >"$WORK/changed.log" 2>&1
+status=$?
+[ "$status" = 2 ] && grep -q "was begun with target_half_width 0.05.*now asks for target_half_width 0.1" "$WORK/changed.log" ||
+  { cat "$WORK/changed.log"; fail "a changed target_half_width was not refused (exit $status)"; }
 
 "$BIN" report "$WORK/study" --out "$WORK/report" >"$WORK/report.log" 2>&1 || { cat "$WORK/report.log"; fail "report failed"; }
 grep -q "1 of 1 speedups met the target, after 2 launches" "$WORK/report/report.md" ||

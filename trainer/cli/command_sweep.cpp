@@ -38,7 +38,9 @@ int run_sweep_command(int argc, char** argv) {
       ("overwrite", "measure every configuration again, replacing what --out holds")
       ("nccl-profile", "which of the spec's NCCL profiles this launch runs", cxxopts::value<std::string>()->default_value(""))
       ("no-commbench", "do not store an allreduce bandwidth sweep with the study")
-      ("launches", "launches of fresh processes that share each configuration's runs (replaces the spec's launches:)",
+      ("launches",
+       "launches of fresh processes that share each configuration's runs (replaces the spec's launches:; with its "
+       "target_half_width, the most the study runs)",
        cxxopts::value<int>())
       ("launch", "measure only this launch (1..launches) in the processes started; without it, a study of several "
                  "launches starts each as fresh processes itself", cxxopts::value<int>())

@@ -489,6 +489,28 @@ class SweepLaunch {
     return "";
   }
 
+  // Rank 0: a study continued from --out must keep the stopping rule it began with: the
+  // launches so far stopped by it, and the report states the one in study.h5's spec.
+  std::string check_stopping_rule_unchanged() const {
+    if (options_.overwrite || !fs::exists(fs::path(options_.out_dir) / kStudyFileName)) return "";
+    LaunchRule stored;
+    try {
+      stored = launch_rule_of_spec(read_study(options_.out_dir).spec_text);
+    } catch (const StoreError& e) {
+      return e.what();
+    }
+    const LaunchRule asked{spec_.target_half_width, spec_.min_launches};
+    if (stored.target_half_width == asked.target_half_width && stored.min_launches == asked.min_launches) return "";
+    const auto rule_text = [](const LaunchRule& r) {
+      return r.target_half_width > 0 ? "target_half_width " + format_number(r.target_half_width, 3) +
+                                           (r.min_launches > 0 ? ", min_launches " + std::to_string(r.min_launches) : "")
+                                     : std::string("no target_half_width");
+    };
+    return options_.out_dir + " was begun with " + rule_text(stored) + " (its study.h5), and " + spec_.path +
+           " now asks for " + rule_text(asked) + "; put the first back to continue the study, pass --overwrite to "
+           "measure it again under the new rule, or give another --out";
+  }
+
   // The driver's view of launch k before it starts (study/launch_driver.hpp).
   LaunchOutlook outlook_of_launch(int k) const {
     LaunchOutlook outlook;
@@ -538,7 +560,7 @@ class SweepLaunch {
         if (std::string error = plan_output(options_, configs_, device_.cuda, k, launches_, skip); !error.empty())
           return error;
       }
-      return std::string();
+      return check_stopping_rule_unchanged();
     });
     if (!agree_on_leaders_error(refusal, "the output folder")) return 2;
     // Whether a launch is needed is decided right before it, from what the launches before
@@ -551,7 +573,10 @@ class SweepLaunch {
   bool agree_on_output() {
     skip_.assign(configs_.size(), 0);
     if (!agree_on_leaders_error(
-            on_leader([&] { return plan_launch(options_, launch_, skip_, nullptr); }),
+            on_leader([&] {
+              if (std::string error = check_stopping_rule_unchanged(); !error.empty()) return error;
+              return plan_launch(options_, launch_, skip_, nullptr);
+            }),
             "the output folder"))
       return false;
     mpi_.world().broadcast_within_comm_timeout(skip_.data(), static_cast<int>(skip_.size()), MPI_INT, 0,
