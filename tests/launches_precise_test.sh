@@ -53,7 +53,7 @@ grep -q "launch 3 of 3: fresh processes (.*); 0 of 1 speedups' 95% intervals wit
 sed 's/target_half_width: 0.05/target_half_width: 0.1/' "$SPEC" >"$WORK/changed.yaml"
 "${MPIRUN[@]}" -np 2 "$BIN" sweep "$WORK/changed.yaml" --out "$WORK/study" --no-commbench --resume >"$WORK/changed.log" 2>&1
 status=$?
-[ "$status" = 2 ] && grep -q "was begun with target_half_width 0.05.*now asks for target_half_width 0.1" "$WORK/changed.log" ||
+[ "$status" = 2 ] && grep -q "was begun with target_half_width 0.05, min_launches 2 .*now asks for target_half_width 0.1, min_launches 2" "$WORK/changed.log" ||
   { cat "$WORK/changed.log"; fail "a changed target_half_width was not refused (exit $status)"; }
 
 "$BIN" report "$WORK/study" --out "$WORK/report" >"$WORK/report.log" 2>&1 || { cat "$WORK/report.log"; fail "report failed"; }

@@ -502,7 +502,9 @@ class SweepLaunch {
     const LaunchRule asked{spec_.target_half_width, spec_.min_launches};
     if (stored.target_half_width == asked.target_half_width && stored.min_launches == asked.min_launches) return "";
     const auto rule_text = [](const LaunchRule& r) {
-      return r.target_half_width > 0 ? "target_half_width " + format_number(r.target_half_width, 3) +
+      char target[32];
+      std::snprintf(target, sizeof(target), "%g", r.target_half_width);
+      return r.target_half_width > 0 ? "target_half_width " + std::string(target) +
                                            (r.min_launches > 0 ? ", min_launches " + std::to_string(r.min_launches) : "")
                                      : std::string("no target_half_width");
     };
