@@ -138,8 +138,8 @@ TEST(LaunchRule, ReadBackFromTheSpecText) {
 // 40 at most, as a sweep with target_half_width 0.05 and min_launches 4 does. Stopping
 // depends on the interval's width alone, and in logs the spread's estimate is nearly
 // independent of the mean's, so coverage should stay close to the nominal 95%; a rule that
-// stopped on the speedup would not. The bar is 90%, the one the fixed-count interval's test sets
-// bar. Beside it, printed for docs/methodology.md, the same studies' first 12 launches as a
+// stopped on the speedup would not. The bar is 90%, the one the fixed-count interval's test
+// sets. Beside it, printed for docs/methodology.md, the same studies' first 12 launches as a
 // fixed count (about the median the rule stops at).
 TEST(LaunchPrecision, StoppingOnTheWidthKeepsTheIntervalCoveringTheTrueSpeedup) {
   std::mt19937_64 generator(20261126);
