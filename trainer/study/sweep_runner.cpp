@@ -492,7 +492,8 @@ class SweepLaunch {
   // Rank 0: a study continued from --out must keep the stopping rule it began with: the
   // launches so far stopped by it, and the report states the one in study.h5's spec.
   std::string check_stopping_rule_unchanged() const {
-    if (options_.overwrite || !fs::exists(fs::path(options_.out_dir) / kStudyFileName)) return "";
+    if (!options_.resume || options_.overwrite || !fs::exists(fs::path(options_.out_dir) / kStudyFileName))
+      return "";
     LaunchRule stored;
     try {
       stored = launch_rule_of_spec(read_study(options_.out_dir).spec_text);
@@ -576,8 +577,9 @@ class SweepLaunch {
     skip_.assign(configs_.size(), 0);
     if (!agree_on_leaders_error(
             on_leader([&] {
-              if (std::string error = check_stopping_rule_unchanged(); !error.empty()) return error;
-              return plan_launch(options_, launch_, skip_, nullptr);
+              // --out refused first (a study there without --resume), then a changed rule.
+              if (std::string error = plan_launch(options_, launch_, skip_, nullptr); !error.empty()) return error;
+              return check_stopping_rule_unchanged();
             }),
             "the output folder"))
       return false;
