@@ -191,6 +191,10 @@ int lead_launch(const MpiContext& mpi, const SweepOptions& options, int k, int l
   }
   if (stop_requested) status = 130;
   ++measured;
+  if (status != 0 && status != 3)
+    std::fprintf(stderr, "[sweep] launch %d of %d ended with exit code %d; %s\n", k + 1, launches, status,
+                 status == 130 ? "stopped: run the same command with --resume to continue"
+                               : "rerun the same command with --resume to continue from there");
   return status;
 }
 
@@ -235,7 +239,7 @@ int drive_launches(const MpiContext& mpi, const SweepOptions& options, int launc
   // the launch under way, the others wait for rank 0's verdict instead of dying at once.
   install_forwarding();
   for (int k = 0; k < launches; ++k) {
-    // 0: go on, 1: stop here (the study is precise), anything else: the exit code.
+    // 0: go on, kStudyPrecise: stop here, anything else: the launch's (or the planner's) exit code.
     int status = 0;
     if (leader) status = lead_launch(mpi, options, k, launches, plan, measured);
     else wait_beside_the_launch(mpi.world());
@@ -247,11 +251,7 @@ int drive_launches(const MpiContext& mpi, const SweepOptions& options, int launc
     if (status == 3) {
       result = 3;  // recorded failures: the next launches still measure the other runs
     } else if (status != 0) {
-      if (leader && status != 2)
-        std::fprintf(stderr, "[sweep] launch %d of %d ended with exit code %d; %s\n", k + 1, launches, status,
-                     status == 130 ? "stopped: run the same command with --resume to continue"
-                                   : "rerun the same command with --resume to continue from there");
-      return status;
+      return status;  // rank 0 said why
     }
   }
   if (leader)

@@ -472,7 +472,7 @@ class SweepLaunch {
     if (min_launches_ == 0 || k < min_launches_) return "";
     LaunchPrecision found;
     try {
-      if (!precision_reader_) precision_reader_.emplace(options_.out_dir);
+      if (!precision_reader_) precision_reader_.emplace(options.out_dir);
       found = precision_reader_->before_launch(k, launches_, spec_.target_half_width);
     } catch (const StoreError& e) {
       return std::string(e.what()) + " (while judging whether launch " + std::to_string(k + 1) + " is needed)";
@@ -480,13 +480,17 @@ class SweepLaunch {
     for (size_t i = 0; i < configs_.size(); ++i) {
       if (!found.settled.count(ids_[i])) continue;
       skip[i] = 1;
-      if (options_.overwrite) {
-        std::error_code ignored;
-        fs::remove(config_file(options_, ids_[i], k, launches_), ignored);
-      }
+      if (options.overwrite) remove_earlier_studys_file(ids_[i], k);
     }
     if (precision) *precision = found;
     return "";
+  }
+
+  // Under --overwrite, launch k's file of a configuration this study will not measure there
+  // (it met the target) may be an earlier study's: removed, so it cannot join this one.
+  void remove_earlier_studys_file(const std::string& id, int k) const {
+    std::error_code ignored;
+    fs::remove(config_file(options_, id, k, launches_), ignored);
   }
 
   // Rank 0: a study continued from --out must keep the stopping rule it began with: the
@@ -537,13 +541,9 @@ class SweepLaunch {
     if (every_config_settled) {
       outlook.study_precise = true;
       outlook.note = within + " (the spec's target_half_width)";
-      // Later launches' files from an earlier study in --out must not join this one.
       if (options_.overwrite)
         for (int later = k + 1; later < launches_; ++later)
-          for (const std::string& id : ids_) {
-            std::error_code ignored;
-            fs::remove(config_file(options_, id, later, launches_), ignored);
-          }
+          for (const std::string& id : ids_) remove_earlier_studys_file(id, later);
       return outlook;
     }
     outlook.note = within + "; " + (outlook.needed ? "measuring " + std::to_string(left) + " of " +
