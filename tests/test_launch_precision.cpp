@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "launch_precision.hpp"
+#include "launch_records.hpp"
 #include "launch_statistics.hpp"
 #include "run_store.hpp"
 #include "temp_dir.hpp"
@@ -18,30 +19,9 @@
 namespace ddpscale {
 namespace {
 
-// A configuration of `model` on `world` ranks whose runs are given launch by launch.
 ConfigRecord record(const std::string& model, int world, const std::vector<std::vector<double>>& by_launch,
                     int launches) {
-  ConfigRecord r;
-  r.id = model + "_w" + std::to_string(world);
-  r.params.model = model;
-  r.params.parameters = 1000;
-  r.params.batch_per_rank = 8;
-  r.params.global_batch = 8 * world;
-  r.params.world_size = world;
-  r.params.backend = world == 1 ? "none" : "mpi";
-  r.params.measured_steps = 5;
-  r.params.runs = 2 * launches;
-  r.launches = launches;
-  int index = 0;
-  for (size_t l = 0; l < by_launch.size(); ++l)
-    for (double t : by_launch[l]) {
-      RunRecord run;
-      run.index = index++;
-      run.launch = static_cast<int>(l);
-      run.samples_per_second = t;
-      r.runs.push_back(run);
-    }
-  return r;
+  return testing_samples::record_over_launches(model, world, by_launch, launches);
 }
 
 TEST(LaunchPrecision, RelativeHalfWidthIsHalfTheIntervalOverTheSpeedup) {

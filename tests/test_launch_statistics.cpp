@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config_summary.hpp"
+#include "launch_records.hpp"
 #include "launch_statistics.hpp"
 
 namespace ddpscale {
@@ -212,20 +213,8 @@ TEST(TwoLevelBootstrap, CoversTheTrueSpeedupWhereTheOneLevelIntervalDoesNot) {
 // ---- Through the configuration summary -----------------------------------------------------
 
 ConfigRecord record_with_launches(const std::vector<std::vector<double>>& throughput_by_launch, int world) {
-  ConfigRecord record;
-  record.id = "m_w" + std::to_string(world);
-  record.params.world_size = world;
-  record.launches = static_cast<int>(throughput_by_launch.size());
-  int index = 0;
-  for (size_t l = 0; l < throughput_by_launch.size(); ++l)
-    for (double t : throughput_by_launch[l]) {
-      RunRecord run;
-      run.index = index++;
-      run.launch = static_cast<int>(l);
-      run.samples_per_second = t;
-      record.runs.push_back(run);
-    }
-  return record;
+  return testing_samples::record_over_launches("m", world, throughput_by_launch,
+                                               static_cast<int>(throughput_by_launch.size()));
 }
 
 TEST(LaunchSummary, SpeedupOverLaunchesUsesTheLaunchesAndOutliersStayWithinTheirLaunch) {
