@@ -141,6 +141,9 @@ LaunchText::LaunchText(const StudyAnalysis& analysis, const std::vector<ConfigRe
 LaunchText::PrecisionTally LaunchText::precision_tally() const {
   PrecisionTally tally;
   for (const ConfigSummary& c : a_.configs) tally.most_launches = std::max(tally.most_launches, c.launches);
+  int last_launch_measured = 0;  // 1-based
+  for (const ConfigRecord& record : configs_)
+    for (const RunRecord& run : record.runs) last_launch_measured = std::max(last_launch_measured, run.launch + 1);
   for (const Comparison& c : a_.comparisons) {
     ++tally.comparisons;
     const double h = relative_half_width(c.speedup.speedup, c.speedup.speedup_ci);
@@ -148,8 +151,15 @@ LaunchText::PrecisionTally LaunchText::precision_tally() const {
     if (std::isfinite(h) && h <= rule_.target_half_width) {
       tally.launches_of_met.push_back(c.speedup.launches);
     } else {
-      tally.short_of_target.push_back(config_label(n.params) + ": " + half_width_text(c.speedup) + " over " +
-                                      std::to_string(c.speedup.launches) + " launches");
+      const std::string entry = config_label(n.params) + ": " + half_width_text(c.speedup) + " over " +
+                                std::to_string(c.speedup.launches) + " launches";
+      // Still open while the study never reached its last launch: it stopped (a call's time
+      // limit, a crash) before the rule let this comparison go, and --resume goes on. (A study
+      // that did reach it and lacks a launch here lost that launch's runs: they ran out.)
+      if (c.speedup.launches < n.launches && last_launch_measured < n.launches)
+        tally.short_unfinished.push_back(entry);
+      else
+        tally.short_of_target.push_back(entry);
     }
   }
   return tally;
@@ -179,8 +189,14 @@ std::string LaunchText::summary_note(const std::string& section_ref) const {
             (tally.launches_of_met.empty()
                  ? ""
                  : " (median " + launch_count_text(median(tally.launches_of_met)) + " launches)") +
-            (tally.short_of_target.empty() ? ". " : "; " + std::to_string(tally.short_of_target.size()) +
-                                                        " did not within the launches allowed. ");
+            (tally.short_of_target.empty() ? "" : "; " + std::to_string(tally.short_of_target.size()) +
+                                                      " did not within the launches allowed") +
+            (tally.short_unfinished.empty()
+                 ? ""
+                 : "; " + std::to_string(tally.short_unfinished.size()) +
+                       " had not yet when the study stopped, before its last launch (the sweep with --resume goes "
+                       "on)") +
+            ". ";
   } else if (most_launches > 1) {
     text += "Each configuration's runs came from " + std::to_string(most_launches) +
             " launches of fresh processes; its intervals are computed over launches. ";
@@ -241,6 +257,13 @@ void LaunchText::precision_paragraph() {
     text += " Short of it when the launches ran out: ";
     for (size_t i = 0; i < tally.short_of_target.size(); ++i)
       text += (i ? "; " : "") + tally.short_of_target[i];
+    text += ".";
+  }
+  if (!tally.short_unfinished.empty()) {
+    text += " Short of it when the study stopped, with launches left (the study is unfinished: the same sweep "
+            "command with --resume measures them): ";
+    for (size_t i = 0; i < tally.short_unfinished.size(); ++i)
+      text += (i ? "; " : "") + tally.short_unfinished[i];
     text += ".";
   }
   text += " Stopping on the interval's width, never on the speedup itself, keeps the interval honest; the "

@@ -56,7 +56,8 @@ class LaunchText {
   void precision_paragraph();
   // How far the launches took the comparisons: met the target, and the largest of them.
   struct PrecisionTally {
-    std::vector<std::string> short_of_target;  // "gru b32 2 GPUs: ±7.1% over 40 launches"
+    std::vector<std::string> short_of_target;  // "gru b32 2 GPUs: ±7.1% over 40 launches", every launch allowed
+    std::vector<std::string> short_unfinished; // the same, measured in fewer launches than allowed (a stopped study)
     std::vector<double> launches_of_met;       // launches of each comparison that met it
     size_t comparisons = 0;
     int most_launches = 1;

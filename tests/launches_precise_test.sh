@@ -4,8 +4,8 @@
 # launches agree exactly (a host that never changes) and the speedup's interval over them has
 # no width; then the sweep's driver must find launch 3 not needed. In a copy of the study,
 # launch 2's 2-rank throughput is doubled instead, the interval is far wider than +-5%, and
-# the driver must run launch 3. The report says how far the comparison got; a changed target
-# is refused.
+# the driver must run launch 3. The report says how far the comparison got (before launch 3:
+# stopped with a launch left; after it: the launches ran out); a changed target is refused.
 # Usage: launches_precise_test.sh DDPSCALE_BIN WORK_DIR [-- MPIRUN...]
 set -uo pipefail
 TEST_NAME=sweep_launches_precise
@@ -43,6 +43,14 @@ sweep_run "$WORK/study" "$WORK/agree.log" --no-commbench --resume || { cat "$WOR
 grep -q "launch 3 of 3: not needed: 1 of 1 speedups' 95% intervals within ±5% after 2 launches" "$WORK/agree.log" ||
   { cat "$WORK/agree.log"; fail "the driver did not find launch 3 unneeded where launches 1 and 2 agree"; }
 [ -z "$(ls "$WORK"/study/*.launch-3-of-3.h5 2>/dev/null)" ] || fail "launch 3 was measured anyway"
+
+# Before launch 3 the copy is a stopped study: its open comparison has a launch left, which the
+# report says instead of "ran out".
+"$BIN" report "$WORK/apart" --out "$WORK/report-stopped" >"$WORK/report-stopped.log" 2>&1 || fail "report of the stopped copy failed"
+grep -q "0 of 1 speedups got there; 1 had not yet when the study stopped, before its last launch" "$WORK/report-stopped/report.md" &&
+  grep -q "Short of it when the study stopped, with launches left (.*): mlp-medium b8 2 CPU ranks: .* over 2 launches" \
+    "$WORK/report-stopped/report.md" ||
+  { grep -n "Launches" "$WORK/report-stopped/report.md"; fail "the report of a stopped study does not say it has launches left"; }
 
 sweep_run "$WORK/apart" "$WORK/apart.log" --no-commbench --resume || { cat "$WORK/apart.log"; fail "the sweep failed"; }
 grep -q "launch 3 of 3: fresh processes (.*); 0 of 1 speedups' 95% intervals within ±5% after 2 launches; measuring 2 of 2" \
