@@ -182,14 +182,14 @@ def main(argv):
     span = max(r.start_s for r in runs) - min(r.start_s for r in runs)
     print(f"{args.study_dir}: {len(runs)} runs of {len({r.config for r in runs})} configurations, "
           f"{len(launches)} launches, {span:.0f} s from the first run's start to the last's")
-    print("\nruns against time: correlation of residuals (log samples/s minus the configuration's mean)")
+    print("\nRuns against time: correlation of residuals (log samples/s minus the configuration's mean).\n")
     print("| time between starts (s) | pairs | correlation | pairs from one launch |")
     print("|---|---:|---:|---:|")
     edges = [float(x) for x in args.lags.split(",")]
     for low, high, n, corr, same in lag_correlations(runs, edges):
         if n:
             print(f"| {low:g}-{high:g} | {n} | {corr:.2f} | {same:.0%} |")
-    print(f"\nper comparison, paired by launch (log speedup); launches for ±{args.target:.0%} at that sd")
+    print(f"\nPer comparison, paired by launch (log speedup); launches for ±{args.target:.0%} at that sd.\n")
     print("| comparison | launches | sd | sd(2)*√2 | sd(4)*√4 | halves | launches for the target |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for n_config, (one_config, world) in sorted(comparisons(runs).items()):
