@@ -153,8 +153,8 @@ LaunchText::PrecisionTally LaunchText::precision_tally() const {
     } else {
       const std::string entry = config_label(n.params) + ": " + half_width_text(c.speedup) + " over " +
                                 std::to_string(c.speedup.launches) + " launches";
-      // Still open while the study never reached its last launch: it stopped (a call's time
-      // limit, a crash) before the rule let this comparison go, and --resume goes on. (A study
+      // Still open while the study never reached its last launch: it stopped (a time limit,
+      // a crash) before the rule let this comparison go, and --resume goes on. (A study
       // that did reach it and lacks a launch here lost that launch's runs: they ran out.)
       if (c.speedup.launches < n.launches && last_launch_measured < n.launches)
         tally.short_unfinished.push_back(entry);

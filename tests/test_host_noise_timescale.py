@@ -2,7 +2,8 @@
 """scripts/analysis/host_noise_timescale.py on runs with known answers, and on a real study.
 
 - t(0.975, df) against Abramowitz and Stegun, Table 26.10: df 1 12.706, 2 4.303, 3 3.182,
-  5 2.571, 9 2.262, 10 2.228, 30 2.042, 120 1.980 (to 1e-3).
+  5 2.571, 9 2.262, 10 2.228, 30 2.042, 120 1.980, to 1e-3: the table's rounding (5e-4) plus
+  the series' error for df >= 5 (under 3e-4).
 - Runs against time: one configuration, 6 launches 100 s apart, 2 runs 0.2 s apart in each,
   samples/s exp(3 + a) in even launches and exp(3 - a) in odd ones (a = 0.1). The
   configuration's mean log is 3, every residual +-a: pairs of one launch multiply to a^2

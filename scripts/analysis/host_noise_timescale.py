@@ -80,14 +80,16 @@ def lag_correlations(runs, edges):
     e = np.array([math.log(r.samples_per_s) - centre[r.config] for r in runs])
     launch = np.array([r.launch for r in runs])
     variance = float(np.mean(e * e))
-    i, j = np.triu_indices(len(runs), 1)
+    i, j = np.triu_indices(len(runs), 1)  # every pair once
     lag = np.abs(t[j] - t[i])
+    product = e[i] * e[j]
+    same_launch = launch[i] == launch[j]
     rows = []
     for low, high in zip(edges, edges[1:]):
         inside = (lag >= low) & (lag < high)
         n = int(inside.sum())
-        corr = float(np.mean(e[i][inside] * e[j][inside]) / variance) if n and variance > 0 else float("nan")
-        same = float(np.mean(launch[i][inside] == launch[j][inside])) if n else float("nan")
+        corr = float(np.mean(product[inside]) / variance) if n and variance > 0 else float("nan")
+        same = float(np.mean(same_launch[inside])) if n else float("nan")
         rows.append((low, high, n, corr, same))
     return rows
 

@@ -480,7 +480,7 @@ class SweepLaunch {
     for (size_t i = 0; i < configs_.size(); ++i) {
       if (!found.settled.count(ids_[i])) continue;
       skip[i] = 1;
-      if (options.overwrite) remove_earlier_studys_file(ids_[i], k);
+      if (options.overwrite) remove_earlier_studys_file(options, ids_[i], k);
     }
     if (precision) *precision = found;
     return "";
@@ -488,9 +488,9 @@ class SweepLaunch {
 
   // Under --overwrite, launch k's file of a configuration this study will not measure there
   // (it met the target) may be an earlier study's: removed, so it cannot join this one.
-  void remove_earlier_studys_file(const std::string& id, int k) const {
+  void remove_earlier_studys_file(const SweepOptions& options, const std::string& id, int k) const {
     std::error_code ignored;
-    fs::remove(config_file(options_, id, k, launches_), ignored);
+    fs::remove(config_file(options, id, k, launches_), ignored);
   }
 
   // Rank 0: a study continued from --out must keep the stopping rule it began with: the
@@ -543,7 +543,7 @@ class SweepLaunch {
       outlook.note = within + " (the spec's target_half_width)";
       if (options_.overwrite)
         for (int later = k + 1; later < launches_; ++later)
-          for (const std::string& id : ids_) remove_earlier_studys_file(id, later);
+          for (const std::string& id : ids_) remove_earlier_studys_file(options_, id, later);
       return outlook;
     }
     outlook.note = within + "; " + (outlook.needed ? "measuring " + std::to_string(left) + " of " +
