@@ -181,6 +181,10 @@ ConfigRecord pytorch_record(const json& line, const ConfigParams& twin, const Im
     if (r.ranks.size() != static_cast<size_t>(p.world_size))
       throw std::invalid_argument("run " + std::to_string(r.index) + " has " + std::to_string(r.ranks.size()) +
                                   " ranks' times for a world of " + std::to_string(p.world_size));
+    // The reference's --process-shift, recorded as ddpscale records its own on a GPU.
+    if (p.device == "cuda" && line.contains("process_shift_mib"))
+      for (RankTimings& rank : r.ranks)
+        rank.instruments["process_shift_mib"] = {line.at("process_shift_mib").get<float>()};
     record.runs.push_back(std::move(r));
   }
   return record;

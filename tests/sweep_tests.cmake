@@ -157,5 +157,18 @@ foreach(spec_and_first exec-modes:mlp-medium graph-scaling:mlp-large threshold-m
                        PASS_REGULAR_EXPRESSION "configuration ${first_model} batch [0-9]+ world 1: --gpu-busy-steps measures the GPU's kernel time; on CPU there is none")
 endforeach()
 
+# process_shifts_mib: the launches take the amounts in turn, so their number must divide
+# the launches (checked first, on any device), and a CPU run has no device memory to hold.
+add_test(NAME sweep_process_shifts_uneven
+         COMMAND ${DDPSCALE_MPIRUN} -np 2 $<TARGET_FILE:ddpscale> sweep ${CMAKE_CURRENT_SOURCE_DIR}/specs/process-shifts.yaml
+                 --launches 3 --dry-run --probe-seconds 0 --device cpu)
+set_tests_properties(sweep_process_shifts_uneven PROPERTIES LABELS "mpi;study" TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "process_shifts_mib gives 2 amounts for 3 launches: make launches: a multiple of 2")
+add_test(NAME sweep_process_shifts_on_cpu
+         COMMAND ${DDPSCALE_MPIRUN} -np 2 $<TARGET_FILE:ddpscale> sweep ${CMAKE_CURRENT_SOURCE_DIR}/specs/process-shifts.yaml
+                 --dry-run --probe-seconds 0 --device cpu)
+set_tests_properties(sweep_process_shifts_on_cpu PROPERTIES LABELS "mpi;study" TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "process_shifts_mib moves where GPU buffers land; on a CPU there are none")
+
 # The two-node cluster of namespaces (docs/multinode.md): tests/cluster_tests.cmake.
 include(${CMAKE_CURRENT_LIST_DIR}/cluster_tests.cmake)

@@ -88,6 +88,20 @@ TEST(PytorchImport, ALineBecomesAPytorchDdpConfigurationWithItsTwinsIdentity) {
   }
 }
 
+// The reference's --process-shift reaches every rank of every run, as ddpscale's own does.
+TEST(PytorchImport, TheProcessShiftIsRecordedPerRank) {
+  const ConfigRecord twin = ddpscale_config(2, {100, 101});
+  ImportOptions options;
+  options.launch = 2;
+  options.launches = 4;
+  json line = reference_line(2);
+  EXPECT_TRUE(pytorch_record(line, twin.params, options).runs[0].ranks[0].instruments.count("process_shift_mib") == 0);
+  line["process_shift_mib"] = 40;
+  const ConfigRecord r = pytorch_record(line, twin.params, options);
+  for (const RunRecord& run : r.runs)
+    for (const RankTimings& rank : run.ranks) EXPECT_EQ(rank.instruments.at("process_shift_mib"), (std::vector<float>{40.0f}));
+}
+
 TEST(PytorchImport, TheTwinIsTheOneRunAsTheReferenceRuns) {
   const std::vector<ConfigRecord> study = {ddpscale_config(1, {50, 51}), ddpscale_config(2, {90, 91}, 100),
                                            ddpscale_config(2, {95, 96}, 25)};

@@ -75,6 +75,20 @@ TEST(SweepSpec, PlacementShiftsAreAListOfMib) {
             "spec.yaml:4: key 'placement_shifts_mib': must not be negative");
 }
 
+// process_shifts_mib gives launch k (0-based) the (k mod n)-th amount; none holds 0.
+TEST(SweepSpec, ProcessShiftsGoToTheLaunchesInTurn) {
+  const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1]\n";
+  const SweepSpec none = parse_sweep_spec(grid, "s.yaml");
+  EXPECT_TRUE(none.process_shifts_mib.empty());
+  EXPECT_EQ(process_shift_of_launch(none, 3), 0);
+  const SweepSpec shifted = parse_sweep_spec(grid + "process_shifts_mib: [0, 20, 40]\n", "s.yaml");
+  EXPECT_EQ(shifted.process_shifts_mib, (std::vector<int>{0, 20, 40}));
+  const std::vector<int> expected = {0, 20, 40, 0, 20, 40};
+  for (int launch = 0; launch < 6; ++launch) EXPECT_EQ(process_shift_of_launch(shifted, launch), expected[launch]);
+  EXPECT_EQ(error_of(grid + "process_shifts_mib: [20, -20]\n"),
+            "spec.yaml:4: key 'process_shifts_mib': must not be negative");
+}
+
 TEST(SweepSpec, UnknownKeyNamesFileLineAndKey) {
   const std::string error = error_of("models: [mlp-medium]\nbatch_sizes: [8]\nworld_sizes: [1]\nbatch_size: 3\n");
   EXPECT_EQ(error.rfind("spec.yaml:4: key 'batch_size': unknown key; the keys are ", 0), 0u) << error;

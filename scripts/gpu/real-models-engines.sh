@@ -25,6 +25,10 @@ runs=$(awk '$1 == "runs:" {print $2}' "$spec")
 warmup=$(awk '$1 == "warmup:" {print $2}' "$spec")
 steps=$(awk '$1 == "steps:" {print $2}' "$spec")
 runs_per_launch=$((runs / launches))
+# The spec's process_shifts_mib: launch k's ddpscale processes hold the ((k-1) mod n)-th
+# amount, and so do its reference processes (--process-shift), so both engines draw the
+# same n layouts over the launches (docs/methodology.md, "Where the buffers land").
+read -r -a shifts <<<"$(awk '$1 == "process_shifts_mib:" {$1 = ""; print}' "$spec" | tr -d '[],')"
 
 build_once "$work" || exit 1
 export_real_models_once "$work" || exit 1
@@ -36,7 +40,8 @@ ddpscale_launch() {  # $1 = launch, 1-based
 }
 
 pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the import
-  local results="$work/pytorch-launch-$1.jsonl" row model batch flags world
+  local results="$work/pytorch-launch-$1.jsonl" row model batch flags world shift_flag=()
+  [ ${#shifts[@]} -eq 0 ] || shift_flag=(--process-shift "${shifts[$(( ($1 - 1) % ${#shifts[@]} ))]}")
   : >"$results"
   for row in "${rows[@]}"; do
     model=${row%:*} batch=${row##*:}
@@ -46,7 +51,8 @@ pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the 
       local launcher=(python3)
       [ "$world" -eq 1 ] || launcher=(torchrun --standalone --nproc_per_node "$world")
       (cd "$DDPSCALE_ROOT" && "${launcher[@]}" scripts/gpu/pytorch_ddp_reference.py --rows "${flags[0]}:$batch" \
-        "${flags[@]:1}" --dtype float32 bfloat16 --runs "$runs_per_launch" --warmup "$warmup" --steps "$steps") \
+        "${flags[@]:1}" --dtype float32 bfloat16 --runs "$runs_per_launch" --warmup "$warmup" --steps "$steps" \
+        "${shift_flag[@]}") \
         >>"$results" 2>>"$work/pytorch.log" || { log "the reference failed on $row, $world GPU(s): $work/pytorch.log"; return 1; }
     done
   done
@@ -54,7 +60,9 @@ pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the 
     >>"$work/import.log" 2>&1 || { tail -n 5 "$work/import.log"; return 1; }
 }
 
-longest=$(cat "$work/longest-launch" 2>/dev/null || echo 240)
+# A launch of both engines took 280-310 s on 2x H100 (docs/benchmarks.md); until this
+# machine has timed one, plan with a little more, so no launch starts that the call cannot finish.
+longest=$(cat "$work/longest-launch" 2>/dev/null || echo 330)
 for k in $(seq 1 "$launches"); do
   [ -e "$work/launch-$k.done" ] && continue
   if [ $((deadline - SECONDS)) -lt "$longest" ]; then

@@ -146,7 +146,7 @@ std::string describe_failure(std::string what, const TrainOptions& options, int 
 
 }  // namespace
 
-static torch::Device torch_device_of(const DeviceChoice& device) {
+torch::Device torch_device_of(const DeviceChoice& device) {
   return device.cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.device_index))
                      : torch::Device(torch::kCPU);
 }
@@ -167,7 +167,7 @@ ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup
       group_(group),
       comm_(comm),
       device_(device),
-      process_shift_(hold_device_memory(options.process_shift_mib, torch_device_of(device))),
+      process_shift_(model ? torch::Tensor() : hold_device_memory(options.process_shift_mib, torch_device_of(device))),
       model_(model ? std::move(model) : make_initial_model(options, device)),
       sampler_(std::make_unique<DeviceSampler>(device.cuda ? nvml_probe(device.device_index) : SampleProbe{},
                                                std::chrono::milliseconds(100))) {
@@ -231,6 +231,8 @@ void ConfigurationRuns::run_next(const RunDoneCallback& on_run_done) {
   timings.peak_memory_bytes = peak_memory_bytes(device_);
   record_host_instruments(before, read_host_counters(), timings);
   if (!gpu_cpu_affinity_.empty()) timings.instruments["gpu_cpu_affinity"] = gpu_cpu_affinity_;
+  // Which layout the run drew (0: nothing held), so a report can set launches of one amount apart.
+  if (device_.cuda) timings.instruments["process_shift_mib"] = {static_cast<float>(options_.process_shift_mib)};
 
   if (any_rank_failed(group_, !failure.empty(), failure)) {
     run.status = RunStatus::failed;

@@ -23,7 +23,9 @@ using RunDoneCallback = std::function<void(const RunRecord&)>;
 // The runs of one configuration, one at a time, so a sweep can interleave the runs of a
 // 1-rank configuration and its N-rank twin. Collective over `group` (the configuration's
 // ranks); comm is null for world size 1. `model` may be shared by twins (same model, options
-// and seed, so the same initial parameters); null: the configuration builds its own.
+// and seed, so the same initial parameters); its maker holds options.process_shift_mib
+// before making it, as a sweep does for its launch. null: the configuration holds the shift,
+// then builds its own model.
 // It runs runs first_run to end_run - 1 (-1: options.runs): a launch's share of them.
 class ConfigurationRuns {
  public:
@@ -47,7 +49,7 @@ class ConfigurationRuns {
   const MpiGroup& group_;
   Communicator* comm_;
   DeviceChoice device_;
-  torch::Tensor process_shift_;  // --process-shift: made before model_, so declared before it
+  torch::Tensor process_shift_;  // --process-shift without a given model: made before model_, so declared before it
   std::shared_ptr<InitialModel> model_;
   std::unique_ptr<DeviceSampler> sampler_;
   ConfigRecord record_;
@@ -56,6 +58,9 @@ class ConfigurationRuns {
   int next_ = 0;
   int end_ = 0;
 };
+
+// The torch device of a rank's DeviceChoice.
+torch::Device torch_device_of(const DeviceChoice& device);
 
 // The model a configuration's runs start from (trainer/engine/initial_model.hpp).
 std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, const DeviceChoice& device);

@@ -23,6 +23,7 @@
 #include "launch/heartbeat.hpp"
 #include "launch/launch_prologue.hpp"
 #include "engine/initial_model.hpp"
+#include "engine/training_session.hpp"
 #include "model_registry.hpp"
 #include "mpi_context.hpp"
 #include "run_store.hpp"
@@ -367,6 +368,13 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
                 "95%% interval is wider than ±%s (target_half_width), %d at most: the totals above are the most "
                 "this study runs\n",
                 least, short_percent(spec.target_half_width).c_str(), launches);
+  if (!spec.process_shifts_mib.empty()) {
+    std::string amounts;
+    for (int mib : spec.process_shifts_mib) amounts += (amounts.empty() ? "" : ", ") + std::to_string(mib);
+    std::printf("# process shifts: launch k's processes hold the (k-1 mod %zu)-th of %s MiB of device memory before "
+                "each configuration's model is made (process_shifts_mib)\n",
+                spec.process_shifts_mib.size(), amounts.c_str());
+  }
   if (spec.interleave_runs)
     std::printf("# order: each 1-rank configuration and its N-rank twin next to it alternate run by run "
                 "(A B B A ...; interleave_runs: true, the default)\n");
@@ -403,6 +411,9 @@ class SweepLaunch {
     install_stop_handlers(leader_);
     make_groups_and_communicators();
     if (!write_study_file()) return 1;
+    // Held for the launch's life, from before its first configuration's model: everything
+    // the process allocates after it, the libraries' workspaces included, lands elsewhere.
+    const torch::Tensor process_shift = hold_device_memory(process_shift_of_launch(spec_, launch_), torch_device_of(device_));
     Progress progress(configs_.size(), runs_of_this_launch(), eta_plan(), leader_);
     account_for_skipped(progress);
     for (size_t i = 0; i < configs_.size(); ++i) {
@@ -427,6 +438,7 @@ class SweepLaunch {
       // Odd launches take the configurations in reverse order, so no configuration always
       // runs first after a launch starts (twins stay next to each other).
       if (launch_ % 2 == 1) std::reverse(configs_.begin(), configs_.end());
+      for (SweepConfig& c : configs_) c.options.process_shift_mib = process_shift_of_launch(spec_, launch_);
       models_ = validate_configs(configs_, ranks_to_check_against(configs_, mpi_.size(), options_.dry_run), device_.cuda);
       // Not for --dry-run, which only lists the plan, nor for the driver of launches, which
       // measures nothing itself (each launch checks before its first run).
@@ -456,9 +468,28 @@ class SweepLaunch {
                        "the launches so far is that precise, so it needs launches: (the most the study runs) of 2 "
                        "or more; " + std::to_string(launches_) + " launch" + (launches_ == 1 ? " is" : "es are") +
                        " planned here (e.g. launches: 40 with runs: 80)");
+    check_process_shifts();
     if (min_launches_ > launches_)
       throw UsageError(spec_.path + ": min_launches: " + std::to_string(min_launches_) + " is more than launches: " +
                        std::to_string(launches_) + "; give launches (the most) at least min_launches (the fewest)");
+  }
+
+  // process_shifts_mib gives the launches their layouts in turn, so each amount must come
+  // up equally often; on a CPU there is no device memory to hold.
+  void check_process_shifts() const {
+    const size_t n = spec_.process_shifts_mib.size();
+    if (n == 0) return;
+    for (int mib : spec_.process_shifts_mib)
+      if (mib > kMostShiftMib)
+        throw UsageError(spec_.path + ": process_shifts_mib " + std::to_string(mib) + ": each shift is 0 to " +
+                         std::to_string(kMostShiftMib) + " MiB");
+    if (launches_ % static_cast<int>(n) != 0)
+      throw UsageError(spec_.path + ": process_shifts_mib gives " + std::to_string(n) + " amounts for " +
+                       std::to_string(launches_) + " launches: make launches: a multiple of " + std::to_string(n) +
+                       ", so every amount is held by as many launches");
+    if (!device_.cuda)
+      throw UsageError(spec_.path + ": process_shifts_mib moves where GPU buffers land; on a CPU there are none "
+                       "(leave the key out, or run the study on GPUs)");
   }
 
   // Which configurations launch k still needs (rank 0): those --resume does not find

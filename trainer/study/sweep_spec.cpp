@@ -97,7 +97,7 @@ const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_
                                         "warmup", "steps", "optimizer", "lr", "dtype", "exec", "bucket_mb",
                                         "first_bucket_mb", "overlap", "optimizer_impl", "nccl_profiles", "seed", "dropout",
                                         "broadcast_buffers",
-                                        "placement_shifts_mib",
+                                        "placement_shifts_mib", "process_shifts_mib",
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
                                         "allreduce_dtype", "interleave_runs", "input_shape", "input",
                                         "memory_check", "launches", "target_half_width", "min_launches"};
@@ -227,6 +227,12 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     b.placement_shifts_mib = r.list<int>(root["placement_shifts_mib"], "placement_shifts_mib", "MiB, e.g. [0, 20, 40, 60]");
     for (int mib : b.placement_shifts_mib)
       if (mib < 0) r.fail(root["placement_shifts_mib"], "placement_shifts_mib", "must not be negative");
+  }
+  if (root["process_shifts_mib"]) {
+    spec.process_shifts_mib =
+        r.list<int>(root["process_shifts_mib"], "process_shifts_mib", "MiB, one per launch in turn, e.g. [0, 20, 40, 60]");
+    for (int mib : spec.process_shifts_mib)
+      if (mib < 0) r.fail(root["process_shifts_mib"], "process_shifts_mib", "must not be negative");
   }
   if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
@@ -419,6 +425,11 @@ int min_launches_for(const SweepSpec& spec, int launches) {
   if (spec.target_half_width <= 0) return 0;
   if (spec.min_launches > 0) return spec.min_launches;
   return std::min(kDefaultMinLaunches, launches);
+}
+
+int process_shift_of_launch(const SweepSpec& spec, int launch) {
+  if (spec.process_shifts_mib.empty()) return 0;
+  return spec.process_shifts_mib[static_cast<size_t>(launch) % spec.process_shifts_mib.size()];
 }
 
 }  // namespace ddpscale

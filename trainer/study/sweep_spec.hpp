@@ -63,6 +63,11 @@ struct SweepSpec {
   // most it runs. 0: off, every launch measures every configuration.
   double target_half_width = 0;
   int min_launches = 0;  // 0: kDefaultMinLaunches (results/launch_precision.hpp), or `launches` where fewer
+  // GPU: launch k's processes hold process_shifts_mib[k mod n] MiB of device memory before
+  // each configuration's model is made (--process-shift), so the launches draw n layouts of
+  // what a process allocates instead of one (docs/methodology.md, "Where the buffers land").
+  // Empty: nothing held.
+  std::vector<int> process_shifts_mib;
   // false: skip the memory pre-flight (study/memory_preflight.hpp), as --no-memory-check does.
   bool memory_check = true;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
@@ -75,6 +80,9 @@ constexpr int kDefaultLaunchesCpu = 1;
 int launches_for(const SweepSpec& spec, bool on_cuda);
 // The launches every configuration runs before target_half_width may stop it (0 without a target).
 int min_launches_for(const SweepSpec& spec, int launches);
+
+// The MiB launch `launch` (0-based) holds first: process_shifts_mib[launch mod n], 0 without shifts.
+int process_shift_of_launch(const SweepSpec& spec, int launch);
 
 // Throws SpecError naming file, line and key for a missing/unreadable file, YAML syntax
 // errors, unknown keys, wrong types and bad values.

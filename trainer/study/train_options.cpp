@@ -68,10 +68,6 @@ static void check_profile_output(const std::string& flag, const std::string& wha
     throw UsageError(flag + " " + prefix + ": the folder " + folder.string() + " does not exist (create it first)");
 }
 
-// A shift is memory held on the GPU; the bound only catches a typo (GiB for MiB) before the
-// allocation fails in every run.
-constexpr int kMostShiftMib = 65536;
-
 static void validate_process_shift(const TrainOptions& o, bool on_cuda) {
   if (o.process_shift_mib == 0) return;
   if (!on_cuda)

@@ -47,6 +47,10 @@ struct TrainOptions : EngineOptions {
 // runs equally often. The one rule for the engine's shift and the summary's grouping.
 size_t placement_of_run(size_t placements, int run_index);
 
+// A shift is memory held on the GPU; the bound only catches a typo (GiB for MiB) before the
+// allocation fails in every run.
+constexpr int kMostShiftMib = 65536;
+
 // The MiB run `run_index` holds first (TrainOptions::placement_shifts_mib), -1 without shifts.
 int placement_shift_of_run(const TrainOptions& options, int run_index);
 
