@@ -96,7 +96,7 @@ std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config)
     li.launch = launch;
     li.runs = runs.size();
     std::set<int> cores;
-    std::vector<double> mhz, switches, steal, sm, memory, throughput;
+    std::vector<double> mhz, switches, steal, sm, memory, shift, throughput;
     for (const RunRecord* run : runs) {
       if (run->status == RunStatus::ok) throughput.push_back(run->samples_per_second);
       double run_switches = 0;
@@ -116,6 +116,7 @@ std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config)
         if (const auto* s = instrument(rank, "gpu_memory_clock_mhz")) memory.insert(memory.end(), s->begin(), s->end());
         if (const auto* r = instrument(rank, "gpu_clock_event_reasons"))
           li.clock_event_reasons |= static_cast<uint64_t>(r->front());
+        if (const auto* m = instrument(rank, "process_shift_mib")) shift.push_back(m->front());
       }
       if (has_switches) switches.push_back(run_switches);
       // Steal is host-wide: rank 0's reading stands for the run.
@@ -128,6 +129,7 @@ std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config)
     li.steal_ms = median(steal);
     li.gpu_sm_clock_mhz = median(sm);
     li.gpu_memory_clock_mhz = median(memory);
+    li.process_shift_mib = median(shift);
     li.mean_throughput = mean(throughput);
     result.push_back(li);
   }
@@ -329,9 +331,14 @@ void LaunchText::instruments_table() {
   doc_.paragraph(
       "What each launch's runs met (medians over its runs): the process ids, the cores the ranks' threads last ran "
       "on, their clock, the involuntary context switches per run (all ranks), the hypervisor's steal per run (all "
-      "cores), the GPUs' SM and memory clocks during the measured steps and every clock-event reason NVML gave.");
+      "cores), the GPUs' SM and memory clocks during the measured steps and every clock-event reason NVML gave, "
+      "and, where the study's launches hold device memory first in turn (process_shifts_mib), how much.");
   bool gpu = false;
   for (const ConfigSummary& c : a_.configs) gpu = gpu || c.params.device == "cuda";
+  // Only where some launch held memory first (process_shifts_mib): otherwise a column of 0s.
+  bool shifted = false;
+  for (const ConfigRecord& record : configs_)
+    for (const LaunchInstruments& li : instruments_by_launch(record)) shifted = shifted || li.process_shift_mib > 0;
   ReportTable table;
   table.header = {"configuration", "launch", "runs", "samples/s", "process ids", "cores", "CPU MHz",
                   "involuntary switches", "steal ms"};
@@ -339,6 +346,10 @@ void LaunchText::instruments_table() {
   table.right_aligned.assign(table.header.size(), true);
   table.right_aligned[0] = table.right_aligned[4] = table.right_aligned[5] = false;
   if (gpu) table.right_aligned.back() = false;
+  if (shifted) {
+    table.header.push_back("MiB held first");
+    table.right_aligned.push_back(true);
+  }
   for (const ConfigSummary& c : a_.configs) {
     const ConfigRecord* record = record_of(c.id);
     if (!record) continue;
@@ -352,6 +363,8 @@ void LaunchText::instruments_table() {
       if (gpu)
         row.insert(row.end(), {mhz_text(li.gpu_sm_clock_mhz), mhz_text(li.gpu_memory_clock_mhz),
                                clock_event_reason_names(li.clock_event_reasons)});
+      if (shifted)
+        row.push_back(std::isnan(li.process_shift_mib) ? "n/a" : std::to_string(std::lround(li.process_shift_mib)));
       table.rows.push_back(row);
     }
   }

@@ -30,6 +30,7 @@ struct LaunchInstruments {
   double gpu_sm_clock_mhz = kNaN;
   double gpu_memory_clock_mhz = kNaN;
   uint64_t clock_event_reasons = 0;    // OR over runs and ranks
+  double process_shift_mib = kNaN;     // the device memory its processes held first (median)
   double mean_throughput = kNaN;       // of the runs that succeeded
 };
 std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config);

@@ -49,10 +49,12 @@ struct RankTimings {
 // - host_steal_ms: CPU time the hypervisor gave other guests during the run, all cores;
 // - gpu_sm_clock_mhz, gpu_memory_clock_mhz: NVML clock samples during the measured steps;
 // - gpu_clock_event_reasons: the OR of NVML's clock-event (throttle) reason bits seen;
-// - gpu_cpu_affinity: the cores NVML names as close to the rank's GPU.
+// - gpu_cpu_affinity: the cores NVML names as close to the rank's GPU;
+// - process_shift_mib: the MiB of device memory the process held first (0: none), the
+//   layout its buffers drew (docs/methodology.md, "Where the buffers land").
 constexpr const char* kInstrumentNames[] = {"cpu_cores",          "cpu_mhz",          "context_switches",
                                             "host_steal_ms",      "gpu_sm_clock_mhz", "gpu_memory_clock_mhz",
-                                            "gpu_clock_event_reasons", "gpu_cpu_affinity"};
+                                            "gpu_clock_event_reasons", "gpu_cpu_affinity", "process_shift_mib"};
 constexpr size_t kInstrumentCount = sizeof(kInstrumentNames) / sizeof(kInstrumentNames[0]);
 
 enum class RunStatus { ok, failed };

@@ -1,7 +1,7 @@
 // `ddpscale import-pytorch` (results/pytorch_import.hpp) and the report's engines section
 // (results/report_engines.hpp): a reference line becomes a pytorch-ddp configuration beside its
 // ddpscale twin, lines that fit no twin are refused with the reason, and the engines' ratios
-// and verdicts come out as worked by hand.
+// and verdicts come out as worked by hand; section 6 shows the memory each launch held first.
 #include <nlohmann/json.hpp>
 
 #include "pytorch_import.hpp"
@@ -100,6 +100,39 @@ TEST(PytorchImport, TheProcessShiftIsRecordedPerRank) {
   const ConfigRecord r = pytorch_record(line, twin.params, options);
   for (const RunRecord& run : r.runs)
     for (const RankTimings& rank : run.ranks) EXPECT_EQ(rank.instruments.at("process_shift_mib"), (std::vector<float>{40.0f}));
+}
+
+// Section 6's launch table gets a column of the memory each launch held first, both
+// engines' runs, once any launch held some; a study without shifts has no such column.
+TEST(PytorchImport, TheLaunchTableShowsWhatEachLaunchHeldFirst) {
+  const std::vector<ConfigRecord> unshifted = {ddpscale_config(1, {50, 51}), ddpscale_config(2, {90, 91})};
+  EXPECT_EQ(write_report_md(unshifted).find("MiB held first"), std::string::npos);
+
+  std::vector<ConfigRecord> shifted = unshifted;
+  ImportOptions options;
+  options.launches = 2;
+  for (int launch = 0; launch < 2; ++launch) {
+    options.launch = launch;
+    json line = reference_line(1);
+    line["process_shift_mib"] = 40 * launch;
+    ConfigRecord pytorch = pytorch_record(line, shifted[0].params, options);
+    if (launch == 0)
+      shifted.push_back(pytorch);
+    else
+      shifted.back().runs.insert(shifted.back().runs.end(), pytorch.runs.begin(), pytorch.runs.end());
+  }
+  const std::string md = write_report_md(shifted);
+  ASSERT_NE(md.find("| MiB held first |"), std::string::npos) << md;
+  // PyTorch DDP's 1-rank configuration, launches 1 and 2: 0 and 40 MiB held first.
+  const auto row_of = [&md](const std::string& start) {
+    const size_t at = md.find(start);
+    return at == std::string::npos ? std::string() : md.substr(at, md.find('\n', at) - at);
+  };
+  const std::string first = row_of("PyTorch DDP | 1 | 2 |"), second = row_of("PyTorch DDP | 2 | 2 |");
+  ASSERT_GE(first.size(), 6u) << md;
+  ASSERT_GE(second.size(), 6u) << md;
+  EXPECT_EQ(first.substr(first.size() - 5), "| 0 |") << first;
+  EXPECT_EQ(second.substr(second.size() - 6), "| 40 |") << second;
 }
 
 TEST(PytorchImport, TheTwinIsTheOneRunAsTheReferenceRuns) {

@@ -541,6 +541,7 @@ TEST_F(RunStore, LaunchesProcessIdsAndInstrumentsRoundTripAndMerge) {
         rank.instruments["cpu_cores"] = {0, 3, 17};
         rank.instruments["context_switches"] = {5, static_cast<float>(rank.rank)};
         if (rank.rank == 1) rank.instruments["gpu_sm_clock_mhz"] = {1980, 1755, 1980};
+        rank.instruments["process_shift_mib"] = {static_cast<float>(20 * launch)};
       }
     }
     write_config(dir.string(), record);
@@ -556,6 +557,8 @@ TEST_F(RunStore, LaunchesProcessIdsAndInstrumentsRoundTripAndMerge) {
   EXPECT_EQ(back.instruments.at("context_switches"), (std::vector<float>{5, 1}));
   EXPECT_EQ(back.instruments.at("gpu_sm_clock_mhz"), (std::vector<float>{1980, 1755, 1980}));
   EXPECT_EQ(launches[1].runs[0].ranks[0].instruments.count("gpu_sm_clock_mhz"), 0u);  // not measured there
+  EXPECT_EQ(back.instruments.at("process_shift_mib"), (std::vector<float>{20}));
+  EXPECT_EQ(launches[0].runs[0].ranks[1].instruments.at("process_shift_mib"), (std::vector<float>{0}));
 
   const std::vector<ConfigRecord> merged = merge_launches(launches);
   ASSERT_EQ(merged.size(), 1u);
