@@ -1,41 +1,52 @@
 #!/usr/bin/env bash
-# experiments/real-models.yaml under both engines in one study: for each launch k of the
-# spec's launches, ddpscale's launch (`mpirun -np 2 ddpscale sweep ... --launch k`) and PyTorch
-# DDP's (scripts/gpu/pytorch_ddp_reference.py on the same files, batches and dtypes, one process
-# set per model and world size, imported with `ddpscale import-pytorch --launch k`), the two in
-# turn and their order alternating, so each launch pairs the engines close in time. Then
-# `ddpscale report`, whose "Beside PyTorch DDP" section has both engines' speedups and the
+# A spec of TorchScript rows (experiments/real-models.yaml unless SPEC names another) under
+# both engines in one study: for each launch k of the spec's launches, ddpscale's launch
+# (`mpirun -np W ddpscale sweep ... --launch k`, W the spec's largest world size) and PyTorch
+# DDP's (scripts/gpu/pytorch_ddp_reference.py on the same files, batches and dtypes, one
+# process set per model and world size, imported with `ddpscale import-pytorch --launch k`),
+# the two in turn and their order alternating, so each launch pairs the engines close in time.
+# Then `ddpscale report`, whose "Beside PyTorch DDP" section has both engines' speedups and the
 # throughput ratios with launch-paired intervals. In device calls of at most 10 minutes: run
 # the same command again in the next call and it goes on from the last finished launch (a warm
-# machine keeps studies/real-models-engines/).
+# machine keeps studies/SPECNAME-engines/).
 #   bash scripts/gpu/real-models-engines.sh
+#   SPEC=experiments/real-models-one-gpu.yaml ROWS="resnet50:32 bert-base:32 gpt2-small:16 vit-b16:32" \
+#     bash scripts/gpu/real-models-engines.sh
 #   CALL_SECONDS=560 OUT (where the report and the logs go, packed)
-# ROWS (MODEL:BATCH, names in models-out/real/manifest.json) must match the spec's batches;
-# `ddpscale import-pytorch` refuses a row without a twin in the study.
+# ROWS (MODEL:BATCH, names in models-out/real/manifest.json) must match the spec's models and
+# batches; `ddpscale import-pytorch` refuses a row without a twin in the study.
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 deadline=$((SECONDS + ${CALL_SECONDS:-560}))
-spec="$DDPSCALE_ROOT/experiments/real-models.yaml"
-work="$DDPSCALE_ROOT/studies/real-models-engines"
+spec="$(realpath "${SPEC:-$DDPSCALE_ROOT/experiments/real-models.yaml}")"
+work="$DDPSCALE_ROOT/studies/$(basename "$spec" .yaml)-engines"
 study="$work/study"
 out="${OUT:-$work/out}"
 mkdir -p "$work" "$out"
 read -r -a rows <<<"${ROWS:-resnet18:32 resnet50:32 bert-base:32 gpt2-small:16 vit-b16:32}"
+# A list key of the spec on one line ("world_sizes: [1, 2]"), as words.
+spec_list() { awk -v key="$1:" '$1 == key {$1 = ""; print}' "$spec" | tr -d '[],'; }
+read -r -a worlds <<<"$(spec_list world_sizes)"
+read -r -a dtypes <<<"$(spec_list dtype)"
+[ ${#dtypes[@]} -gt 0 ] || dtypes=(float32)
+ranks=$(printf '%s\n' "${worlds[@]}" | sort -n | tail -n 1)
 launches=$(awk '$1 == "launches:" {print $2}' "$spec")
 runs=$(awk '$1 == "runs:" {print $2}' "$spec")
 warmup=$(awk '$1 == "warmup:" {print $2}' "$spec")
 steps=$(awk '$1 == "steps:" {print $2}' "$spec")
+[ ${#worlds[@]} -gt 0 ] && [ -n "$launches" ] && [ -n "$runs" ] && [ -n "$warmup" ] && [ -n "$steps" ] ||
+  { log "$spec needs world_sizes, launches, runs, warmup and steps, each on a line of its own"; exit 1; }
 runs_per_launch=$((runs / launches))
 # The spec's process_shifts_mib: launch k's ddpscale processes hold the ((k-1) mod n)-th
 # amount, and so do its reference processes (--process-shift), so both engines draw the
 # same n layouts over the launches (docs/methodology.md, "Where the buffers land").
-read -r -a shifts <<<"$(awk '$1 == "process_shifts_mib:" {$1 = ""; print}' "$spec" | tr -d '[],')"
+read -r -a shifts <<<"$(spec_list process_shifts_mib)"
 
 build_once "$work" || exit 1
 export_real_models_once "$work" || exit 1
 models="$REAL_MODELS"
 
 ddpscale_launch() {  # $1 = launch, 1-based
-  (cd "$DDPSCALE_ROOT" && "${MPIRUN[@]}" -np 2 "$DDPSCALE_BIN" sweep "$spec" --out "$study" --launch "$1" --resume) \
+  (cd "$DDPSCALE_ROOT" && "${MPIRUN[@]}" -np "$ranks" "$DDPSCALE_BIN" sweep "$spec" --out "$study" --launch "$1" --resume) \
     >>"$work/ddpscale.log" 2>&1
 }
 
@@ -47,11 +58,11 @@ pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the 
     model=${row%:*} batch=${row##*:}
     mapfile -t flags < <(manifest_model_flags "$models/manifest.json" "$model")
     [ ${#flags[@]} -gt 0 ] || { log "$model is not in $models/manifest.json"; return 1; }
-    for world in 1 2; do
+    for world in "${worlds[@]}"; do
       local launcher=(python3)
       [ "$world" -eq 1 ] || launcher=(torchrun --standalone --nproc_per_node "$world")
       (cd "$DDPSCALE_ROOT" && "${launcher[@]}" scripts/gpu/pytorch_ddp_reference.py --rows "${flags[0]}:$batch" \
-        "${flags[@]:1}" --dtype float32 bfloat16 --runs "$runs_per_launch" --warmup "$warmup" --steps "$steps" \
+        "${flags[@]:1}" --dtype "${dtypes[@]}" --runs "$runs_per_launch" --warmup "$warmup" --steps "$steps" \
         "${shift_flag[@]}") \
         >>"$results" 2>>"$work/pytorch.log" || { log "the reference failed on $row, $world GPU(s): $work/pytorch.log"; return 1; }
     done
