@@ -371,8 +371,8 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
   if (!spec.process_shifts_mib.empty()) {
     std::string amounts;
     for (int mib : spec.process_shifts_mib) amounts += (amounts.empty() ? "" : ", ") + std::to_string(mib);
-    std::printf("# process shifts: launch k's processes hold the (k-1 mod %zu)-th of %s MiB of device memory before "
-                "each configuration's model is made (process_shifts_mib)\n",
+    std::printf("# process shifts: launch k's processes hold the (k-1 mod %zu)-th of %s MiB of device memory "
+                "from before their first configuration's model to the launch's end (process_shifts_mib)\n",
                 spec.process_shifts_mib.size(), amounts.c_str());
   }
   if (spec.interleave_runs)

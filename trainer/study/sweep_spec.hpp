@@ -63,9 +63,10 @@ struct SweepSpec {
   // most it runs. 0: off, every launch measures every configuration.
   double target_half_width = 0;
   int min_launches = 0;  // 0: kDefaultMinLaunches (results/launch_precision.hpp), or `launches` where fewer
-  // GPU: launch k's processes hold process_shifts_mib[k mod n] MiB of device memory before
-  // each configuration's model is made (--process-shift), so the launches draw n layouts of
-  // what a process allocates instead of one (docs/methodology.md, "Where the buffers land").
+  // GPU: launch k's processes hold process_shifts_mib[k mod n] MiB of device memory for the
+  // launch's life, from before its first configuration's model (as --process-shift does for
+  // one configuration), so the launches draw n layouts of what a process allocates instead of
+  // one (docs/methodology.md, "Where the buffers land").
   // Empty: nothing held.
   std::vector<int> process_shifts_mib;
   // false: skip the memory pre-flight (study/memory_preflight.hpp), as --no-memory-check does.
