@@ -13,12 +13,14 @@
 #   SPEC=experiments/real-models-one-gpu.yaml ROWS="resnet50:32 bert-base:32 gpt2-small:16 vit-b16:32" \
 #     bash scripts/gpu/real-models-engines.sh
 #   CALL_SECONDS=560 OUT (where the report and the logs go, packed)
+#   RANKS=N: launch ddpscale's sweep with N ranks instead of the spec's largest world size
+#     (ranks beyond a configuration's world wait idle; the study goes to studies/SPECNAME-engines-npN)
 # ROWS (MODEL:BATCH, names in models-out/real/manifest.json) must match the spec's models and
 # batches; `ddpscale import-pytorch` refuses a row without a twin in the study.
 source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 deadline=$((SECONDS + ${CALL_SECONDS:-560}))
 spec="$(realpath "${SPEC:-$DDPSCALE_ROOT/experiments/real-models.yaml}")"
-work="$DDPSCALE_ROOT/studies/$(basename "$spec" .yaml)-engines"
+work="$DDPSCALE_ROOT/studies/$(basename "$spec" .yaml)-engines${RANKS:+-np$RANKS}"
 study="$work/study"
 out="${OUT:-$work/out}"
 mkdir -p "$work" "$out"
@@ -28,7 +30,7 @@ spec_list() { awk -v key="$1:" '$1 == key {$1 = ""; print}' "$spec" | tr -d '[],
 read -r -a worlds <<<"$(spec_list world_sizes)"
 read -r -a dtypes <<<"$(spec_list dtype)"
 [ ${#dtypes[@]} -gt 0 ] || dtypes=(float32)
-ranks=$(printf '%s\n' "${worlds[@]}" | sort -n | tail -n 1)
+ranks=${RANKS:-$(printf '%s\n' "${worlds[@]}" | sort -n | tail -n 1)}
 launches=$(awk '$1 == "launches:" {print $2}' "$spec")
 runs=$(awk '$1 == "runs:" {print $2}' "$spec")
 warmup=$(awk '$1 == "warmup:" {print $2}' "$spec")
