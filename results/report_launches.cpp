@@ -335,10 +335,16 @@ void LaunchText::instruments_table() {
       "and, where the study's launches hold device memory first in turn (process_shifts_mib), how much.");
   bool gpu = false;
   for (const ConfigSummary& c : a_.configs) gpu = gpu || c.params.device == "cuda";
-  // Only where some launch held memory first (process_shifts_mib): otherwise a column of 0s.
+  // Each configuration's launches, once: they also decide whether the table needs the column
+  // of memory held first, only where some launch held some (process_shifts_mib).
+  std::vector<std::pair<const ConfigSummary*, std::vector<LaunchInstruments>>> launches_of;
   bool shifted = false;
-  for (const ConfigRecord& record : configs_)
-    for (const LaunchInstruments& li : instruments_by_launch(record)) shifted = shifted || li.process_shift_mib > 0;
+  for (const ConfigSummary& c : a_.configs) {
+    const ConfigRecord* record = record_of(c.id);
+    if (!record) continue;
+    launches_of.emplace_back(&c, instruments_by_launch(*record));
+    for (const LaunchInstruments& li : launches_of.back().second) shifted = shifted || li.process_shift_mib > 0;
+  }
   ReportTable table;
   table.header = {"configuration", "launch", "runs", "samples/s", "process ids", "cores", "CPU MHz",
                   "involuntary switches", "steal ms"};
@@ -350,13 +356,11 @@ void LaunchText::instruments_table() {
     table.header.push_back("MiB held first");
     table.right_aligned.push_back(true);
   }
-  for (const ConfigSummary& c : a_.configs) {
-    const ConfigRecord* record = record_of(c.id);
-    if (!record) continue;
-    for (const LaunchInstruments& li : instruments_by_launch(*record)) {
+  for (const auto& [c, launches] : launches_of) {
+    for (const LaunchInstruments& li : launches) {
       std::string pids;
       for (int64_t pid : li.process_ids) pids += (pids.empty() ? "" : ",") + std::to_string(pid);
-      std::vector<std::string> row = {config_label(c.params), std::to_string(li.launch + 1), std::to_string(li.runs),
+      std::vector<std::string> row = {config_label(c->params), std::to_string(li.launch + 1), std::to_string(li.runs),
                                       format_number(li.mean_throughput, 4), pids.empty() ? "n/a" : pids,
                                       li.cores.empty() ? "n/a" : li.cores, mhz_text(li.cpu_mhz),
                                       format_number(li.involuntary_switches, 3), format_number(li.steal_ms, 3)};

@@ -73,7 +73,7 @@ pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the 
     >>"$work/import.log" 2>&1 || { tail -n 5 "$work/import.log"; return 1; }
 }
 
-# A launch of both engines took 280-310 s on 2x H100 (docs/benchmarks.md); until this
+# A launch of both engines took 274-339 s on 2x H100 (docs/benchmarks.md); until this
 # machine has timed one, plan with a little more, so no launch starts that the call cannot finish.
 longest=$(cat "$work/longest-launch" 2>/dev/null || echo 330)
 for k in $(seq 1 "$launches"); do

@@ -207,6 +207,9 @@ int run_train_command(int argc, char** argv) {
                 train.warmup,
                 train.process_shift_mib > 0 ? (", " + std::to_string(train.process_shift_mib) + " MiB held first").c_str() : "");
   if (printer) std::fflush(stdout);  // the header shows before the first run ends, also in a pipe
+  // Held from before the configuration's model until its last run, as a sweep holds its
+  // launch's amount (ConfigurationRuns only records it).
+  const torch::Tensor process_shift = hold_device_memory(train.process_shift_mib, torch_device_of(device));
   ConfigurationRuns runs(train, *group, comm.get(), device);
   if (train.take_turns) {
     std::printf("# ready for turns: send 'go' for each run, 'stop' to end\n");

@@ -167,7 +167,6 @@ ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup
       group_(group),
       comm_(comm),
       device_(device),
-      process_shift_(model ? torch::Tensor() : hold_device_memory(options.process_shift_mib, torch_device_of(device))),
       model_(model ? std::move(model) : make_initial_model(options, device)),
       sampler_(std::make_unique<DeviceSampler>(device.cuda ? nvml_probe(device.device_index) : SampleProbe{},
                                                std::chrono::milliseconds(100))) {

@@ -23,9 +23,9 @@ using RunDoneCallback = std::function<void(const RunRecord&)>;
 // The runs of one configuration, one at a time, so a sweep can interleave the runs of a
 // 1-rank configuration and its N-rank twin. Collective over `group` (the configuration's
 // ranks); comm is null for world size 1. `model` may be shared by twins (same model, options
-// and seed, so the same initial parameters); its maker holds options.process_shift_mib
-// before making it, as a sweep does for its launch. null: the configuration holds the shift,
-// then builds its own model.
+// and seed, so the same initial parameters); null: the configuration builds its own.
+// options.process_shift_mib is recorded with each run; the caller holds that memory (the
+// process's first allocation, `ddpscale train` and each sweep launch do it).
 // It runs runs first_run to end_run - 1 (-1: options.runs): a launch's share of them.
 class ConfigurationRuns {
  public:
@@ -49,7 +49,6 @@ class ConfigurationRuns {
   const MpiGroup& group_;
   Communicator* comm_;
   DeviceChoice device_;
-  torch::Tensor process_shift_;  // --process-shift without a given model: made before model_, so declared before it
   std::shared_ptr<InitialModel> model_;
   std::unique_ptr<DeviceSampler> sampler_;
   ConfigRecord record_;
