@@ -13,6 +13,7 @@
 #   SPEC=experiments/real-models-one-gpu.yaml ROWS="resnet50:32 bert-base:32 gpt2-small:16 vit-b16:32" \
 #     bash scripts/gpu/real-models-engines.sh
 #   CALL_SECONDS=560 OUT (where the report and the logs go, packed)
+#   LAUNCH_SECONDS=340: what a launch of both engines is planned to take until one is timed
 #   RANKS=N: launch ddpscale's sweep with N ranks instead of the spec's largest world size
 #     (ranks beyond a configuration's world wait idle; the study goes to studies/SPECNAME-engines-npN)
 # ROWS (MODEL:BATCH, names in models-out/real/manifest.json) must match the spec's models and
@@ -73,9 +74,10 @@ pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the 
     >>"$work/import.log" 2>&1 || { tail -n 5 "$work/import.log"; return 1; }
 }
 
-# A launch of both engines took 274-339 s on 2x H100 (docs/benchmarks.md); until this
-# machine has timed one, plan with a little more, so no launch starts that the call cannot finish.
-longest=$(cat "$work/longest-launch" 2>/dev/null || echo 330)
+# A launch of both engines on real-models.yaml took 274-339 s on 2x H100 (docs/benchmarks.md).
+# Until this study has timed a launch, plan with LAUNCH_SECONDS (default 340), so no launch
+# starts that the call cannot finish; from then on with the longest launch it measured.
+longest=$(cat "$work/longest-launch" 2>/dev/null || echo "${LAUNCH_SECONDS:-340}")
 for k in $(seq 1 "$launches"); do
   [ -e "$work/launch-$k.done" ] && continue
   if [ $((deadline - SECONDS)) -lt "$longest" ]; then
@@ -86,7 +88,10 @@ for k in $(seq 1 "$launches"); do
   if [ $((k % 2)) -eq 1 ]; then ddpscale_launch "$k" && pytorch_launch "$k"; else pytorch_launch "$k" && ddpscale_launch "$k"; fi ||
     { log "launch $k failed"; tail -n 20 "$work/ddpscale.log"; break; }
   took=$((SECONDS - start))
-  [ "$took" -le "$longest" ] || { longest=$took; echo "$longest" >"$work/longest-launch"; }
+  if [ ! -e "$work/longest-launch" ] || [ "$took" -gt "$longest" ]; then
+    longest=$took
+    echo "$longest" >"$work/longest-launch"
+  fi
   log "launch $k of $launches: both engines in $took s"
   touch "$work/launch-$k.done"
 done
