@@ -1,6 +1,7 @@
 #include "report_engines.hpp"
 
 #include <map>
+#include <set>
 
 #include "config_summary.hpp"
 #include "launch_statistics.hpp"
@@ -57,6 +58,24 @@ std::vector<EnginePair> engine_pairs(const StudyAnalysis& analysis, const Bootst
   return pairs;
 }
 
+std::vector<EngineTwin> engine_twins_without_comparison(const StudyAnalysis& analysis,
+                                                        const BootstrapOptions& bootstrap) {
+  std::set<size_t> compared;
+  for (const Comparison& c : analysis.comparisons) compared.insert({c.one_gpu, c.n_gpu});
+  std::map<std::string, size_t> pytorch_by_key;
+  for (size_t i = 0; i < analysis.configs.size(); ++i)
+    if (!compared.count(i) && analysis.configs[i].params.engine == kEnginePytorchDdp)
+      pytorch_by_key.emplace(engine_pair_key(analysis.configs[i].params), i);
+  std::vector<EngineTwin> twins;
+  for (size_t i = 0; i < analysis.configs.size(); ++i) {
+    if (compared.count(i) || analysis.configs[i].params.engine != kEngineDdpscale) continue;
+    const auto twin = pytorch_by_key.find(engine_pair_key(analysis.configs[i].params));
+    if (twin == pytorch_by_key.end()) continue;
+    twins.push_back({i, twin->second, throughput_ratio(analysis.configs[twin->second], analysis.configs[i], bootstrap)});
+  }
+  return twins;
+}
+
 std::string engine_ratio_verdict(const SpeedupEstimate& ratio) {
   if (!ratio.speedup_ci.valid()) return "n/a";
   if (ratio.speedup_ci.high < 1) return "slower";
@@ -65,7 +84,7 @@ std::string engine_ratio_verdict(const SpeedupEstimate& ratio) {
 }
 
 EngineText::EngineText(const StudyAnalysis& analysis, ReportDocument& doc)
-    : a_(analysis), doc_(doc), pairs_(engine_pairs(analysis)) {}
+    : a_(analysis), doc_(doc), pairs_(engine_pairs(analysis)), twins_(engine_twins_without_comparison(analysis)) {}
 
 void EngineText::write_section() {
   doc_.paragraph(
@@ -77,6 +96,11 @@ void EngineText::write_section() {
       "interval lies below or above 1, level where it holds 1. PyTorch's step is timed whole, at step "
       "boundaries (CUDA events on its compute stream on a GPU), so its forward, backward, allreduce and optimizer "
       "read n/a in the other sections.");
+  if (!pairs_.empty()) write_comparisons_table();
+  if (!twins_.empty()) write_twins_table();
+}
+
+void EngineText::write_comparisons_table() {
   ReportTable t;
   t.header = {"model", "batch per rank", "ranks", "ddpscale samples/s, 1 / N", "PyTorch samples/s, 1 / N",
               "ddpscale speedup", "PyTorch DDP speedup", "ddpscale / PyTorch, 1 rank", "ddpscale / PyTorch, N ranks",
@@ -106,17 +130,43 @@ void EngineText::write_section() {
       "DDP's column is the answer for a PyTorch job.");
 }
 
-std::string EngineText::summary_note(const std::string& section_ref) const {
-  if (pairs_.empty()) return "";
-  size_t agree = 0, slower = 0;
-  for (const EnginePair& e : pairs_) {
-    agree += e.ddpscale->paid_off == e.pytorch->paid_off;
-    slower += engine_ratio_verdict(e.ratio_one) == "slower" || engine_ratio_verdict(e.ratio_n) == "slower";
+void EngineText::write_twins_table() {
+  doc_.paragraph(
+      "Configurations both engines ran that have no counterpart to make a speedup with (a study of one world "
+      "size): each engine's throughput and their ratio, as above.");
+  ReportTable t;
+  t.header = {"model", "batch per rank", "ranks", "ddpscale samples/s", "PyTorch samples/s", "ddpscale / PyTorch"};
+  t.right_aligned = {false, true, true, true, true, true};
+  for (const EngineTwin& e : twins_) {
+    const ConfigParams& p = a_.configs[e.ddpscale].params;
+    t.rows.push_back({p.model + exec_dtype_text(p.exec, p.dtype), std::to_string(p.batch_per_rank),
+                      std::to_string(p.world_size), format_number(a_.configs[e.ddpscale].throughput.mean, 4),
+                      format_number(a_.configs[e.pytorch].throughput.mean, 4),
+                      ratio_text(e.ratio) + " " + engine_ratio_verdict(e.ratio)});
   }
-  return "Beside PyTorch DDP (" + section_ref + "): the two engines' verdicts agree on " + std::to_string(agree) +
-         " of " + std::to_string(pairs_.size()) + " configurations; ddpscale's step is slower than PyTorch DDP's "
-         "(the throughput ratio's whole interval below 1) on 1 or N ranks in " + std::to_string(slower) + " of them. "
-         "The findings above are ddpscale's engine's.";
+  doc_.table(t);
+}
+
+std::string EngineText::summary_note(const std::string& section_ref) const {
+  if (!applies()) return "";
+  std::string note = "Beside PyTorch DDP (" + section_ref + "): ";
+  if (!pairs_.empty()) {
+    size_t agree = 0, slower = 0;
+    for (const EnginePair& e : pairs_) {
+      agree += e.ddpscale->paid_off == e.pytorch->paid_off;
+      slower += engine_ratio_verdict(e.ratio_one) == "slower" || engine_ratio_verdict(e.ratio_n) == "slower";
+    }
+    note += "the two engines' verdicts agree on " + std::to_string(agree) + " of " + std::to_string(pairs_.size()) +
+            " configurations; ddpscale's step is slower than PyTorch DDP's (the throughput ratio's whole interval "
+            "below 1) on 1 or N ranks in " + std::to_string(slower) + " of them. ";
+  }
+  if (!twins_.empty()) {
+    size_t slower = 0;
+    for (const EngineTwin& e : twins_) slower += engine_ratio_verdict(e.ratio) == "slower";
+    note += "ddpscale's step is slower in " + std::to_string(slower) + " of the " + std::to_string(twins_.size()) +
+            " configuration" + (twins_.size() == 1 ? "" : "s") + " both engines ran without a speedup to compare. ";
+  }
+  return note + "The findings above are ddpscale's engine's.";
 }
 
 }  // namespace ddpscale

@@ -25,6 +25,17 @@ struct EnginePair {
 // dtype, execution mode and device), in the analysis's order.
 std::vector<EnginePair> engine_pairs(const StudyAnalysis& analysis, const BootstrapOptions& bootstrap = {});
 
+// A configuration measured by both engines that no comparison holds (a study of one world
+// size, such as a 1-GPU user's): no speedup, but still ddpscale's step beside PyTorch DDP's.
+struct EngineTwin {
+  size_t ddpscale = 0;  // indices into StudyAnalysis::configs
+  size_t pytorch = 0;
+  SpeedupEstimate ratio;  // ddpscale / PyTorch, launch-paired as in EnginePair
+};
+// Every such ddpscale configuration with a PyTorch DDP twin, in the analysis's order.
+std::vector<EngineTwin> engine_twins_without_comparison(const StudyAnalysis& analysis,
+                                                        const BootstrapOptions& bootstrap = {});
+
 // "slower" (the ratio's whole interval below 1), "faster" (above), "level" (it holds 1) or
 // "n/a": how ddpscale's step compares with PyTorch DDP's on one side.
 std::string engine_ratio_verdict(const SpeedupEstimate& ratio);
@@ -32,7 +43,7 @@ std::string engine_ratio_verdict(const SpeedupEstimate& ratio);
 class EngineText {
  public:
   EngineText(const StudyAnalysis& analysis, ReportDocument& doc);
-  bool applies() const { return !pairs_.empty(); }
+  bool applies() const { return !pairs_.empty() || !twins_.empty(); }
   void write_section();
   // For the executive summary: "Beside PyTorch DDP (section N): the verdicts agree on 4 of 5
   // ...", "" where the study has no PyTorch DDP runs.
@@ -42,6 +53,10 @@ class EngineText {
   const StudyAnalysis& a_;
   ReportDocument& doc_;
   std::vector<EnginePair> pairs_;
+  std::vector<EngineTwin> twins_;
+
+  void write_comparisons_table();
+  void write_twins_table();
 };
 
 }  // namespace ddpscale

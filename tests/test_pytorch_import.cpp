@@ -237,6 +237,33 @@ TEST(PytorchImport, TheEnginesSectionPairsTheTwoEnginesComparisons) {
   EXPECT_NE(md.find("the two engines' verdicts agree on 1 of 1 configurations"), std::string::npos);
 }
 
+// Hand-worked: a study of 1 rank only, as a 1-GPU user runs it: ddpscale {100, 100} against
+// PyTorch {125, 125}, no comparison, a ratio of 0.8 whose every resample is the point.
+TEST(PytorchImport, ConfigurationsWithoutASpeedupStillShowBothEnginesRatio) {
+  std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100})};
+  ConfigRecord reference = ddpscale_config(1, {125, 125});
+  reference.params.engine = kEnginePytorchDdp;
+  reference.id = config_id(reference.params);
+  records.push_back(reference);
+  const StudyAnalysis a = analyze_study(records);
+  ASSERT_TRUE(a.comparisons.empty());
+  EXPECT_TRUE(engine_pairs(a).empty());
+  const std::vector<EngineTwin> twins = engine_twins_without_comparison(a);
+  ASSERT_EQ(twins.size(), 1u);
+  EXPECT_EQ(a.configs[twins[0].ddpscale].params.engine, kEngineDdpscale);
+  EXPECT_EQ(a.configs[twins[0].pytorch].params.engine, kEnginePytorchDdp);
+  EXPECT_DOUBLE_EQ(twins[0].ratio.speedup, 0.8);
+  EXPECT_EQ(engine_ratio_verdict(twins[0].ratio), "slower");
+
+  const std::string md = write_report_md(records);
+  EXPECT_NE(md.find("Beside PyTorch DDP"), std::string::npos);
+  EXPECT_NE(md.find("| resnet-mini | 8 | 1 | 100.0 | 125.0 | 0.800 \\[0.800, 0.800\\] slower |"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("ddpscale's step is slower in 1 of the 1 configuration both engines ran without a speedup to compare."),
+            std::string::npos);
+  EXPECT_EQ(md.find("verdicts agree"), std::string::npos);
+}
+
 TEST(PytorchImport, AStudyOfOneEngineHasNoEnginesSection) {
   const std::string md = write_report_md({ddpscale_config(1, {100, 100}), ddpscale_config(2, {180, 180})});
   EXPECT_EQ(md.find("Beside PyTorch DDP"), std::string::npos);
