@@ -80,12 +80,14 @@ void wait_within_comm_timeout(MPI_Request& request, const std::string& what, Wai
   }
 }
 
-void wait_without_bound(MPI_Request& request, std::chrono::microseconds pause) {
+void wait_without_bound(MPI_Request& request, std::chrono::microseconds longest_pause) {
+  std::chrono::microseconds pause(200);
   for (;;) {
     int done = 0;
     DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
-    std::this_thread::sleep_for(pause);
+    std::this_thread::sleep_for(std::min(pause, longest_pause));
+    pause = std::min(pause * 2, longest_pause);
   }
 }
 

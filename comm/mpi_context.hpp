@@ -24,12 +24,14 @@ enum class WaitPolling {
 // a stuck peer must not hold the job until the batch system's limit. The one bounded wait
 // of the project; every timed collective goes through it.
 void wait_within_comm_timeout(MPI_Request& request, const std::string& what, WaitPolling polling);
-// The same wait without a bound, sleeping `pause` between tests: for a rank that is idle
-// while others work for as long as their work lasts (docs/reliability.md, "Bounded waits").
-// 200 us answers a peer's next step promptly; a rank waiting out a whole launch of a study
-// passes a longer pause so that it takes no core from the launch's ranks.
+// The same wait without a bound, for a rank that is idle while others work, for as long as
+// their work lasts (docs/reliability.md, "Bounded waits"). It sleeps between tests, 200 us
+// at first, doubling up to `longest_pause`: a short wait (a peer's next step) is answered
+// promptly, and over a long one (another rank's whole run) the idle rank wakes a hundred
+// times a second instead of five thousand, so it takes no core and no timer interrupts from
+// the run it waits out. A rank waiting out a whole launch of a study passes a longer pause.
 void wait_without_bound(MPI_Request& request,
-                        std::chrono::microseconds pause = std::chrono::microseconds(200));
+                        std::chrono::microseconds longest_pause = std::chrono::milliseconds(10));
 
 // An owned MPI communicator (freed on destruction); MPI_COMM_WORLD is never freed.
 class MpiGroup {

@@ -1,13 +1,18 @@
 // Collectives of the MPI backend on 2 ranks: the CPU path every GPU-less CI run exercises.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "commbench.hpp"
 #include "communicator.hpp"
 #include "half_precision.hpp"
+#include "mpi_context.hpp"
 #include "mpi_test_env.hpp"
 
 namespace ddpscale {
@@ -108,6 +113,25 @@ TEST_F(MpiBackend, SplitMakesSingletonAndPairGroups) {
   int value = pair->rank() + 10;
   pair_comm->allreduce(&value, 1, DType::i32, ReduceOp::sum);
   EXPECT_EQ(value, 21);
+}
+
+// The rank idle during a 1-rank configuration waits out the whole run in wait_without_bound:
+// it must sleep longer as the wait goes on, not wake every 200 us. Each sleep is one voluntary
+// context switch of the waiting thread (getrusage RUSAGE_THREAD, Linux), and MPI_Test never
+// blocks: over a 1 s wait, pauses doubling from 200 us to 10 ms make about 105 switches, a
+// fixed 200 us pause about 5000. The bound, 1000, keeps both far from the edge.
+TEST_F(MpiBackend, AnIdleRankWakesRarelyOverALongWait) {
+  const auto voluntary_switches = [] {
+    rusage usage{};
+    EXPECT_EQ(getrusage(RUSAGE_THREAD, &usage), 0);
+    return usage.ru_nvcsw;
+  };
+  if (g_mpi->rank() == 0) std::this_thread::sleep_for(std::chrono::seconds(1));  // the run rank 1 waits out
+  const auto before = voluntary_switches();
+  MPI_Request request = MPI_REQUEST_NULL;
+  ASSERT_EQ(MPI_Ibarrier(g_mpi->world().handle(), &request), MPI_SUCCESS);
+  wait_without_bound(request);
+  if (g_mpi->rank() == 1) EXPECT_LT(voluntary_switches() - before, 1000) << "the idle rank woke too often";
 }
 
 TEST_F(MpiBackend, LocalRankAndHostnames) {
