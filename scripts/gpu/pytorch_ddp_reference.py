@@ -14,6 +14,11 @@ into configurations of the pytorch-ddp engine beside ddpscale's own in a study f
         --classes 10 --batch 32 > pytorch.jsonl
     ddpscale import-pytorch studies/mine pytorch.jsonl
 
+Several exported files in one process, each with its own input flags (scripts/export_model.py
+--manifest), as one ddpscale sweep launch trains every configuration:
+    python3 scripts/gpu/pytorch_ddp_reference.py --manifest models-out/real/manifest.json \
+        --rows resnet50:32 gpt2-small:16 --dtype float32 bfloat16
+
 Your own model, as `ddpscale train --model torchscript:PATH` takes it (the same flags):
     torchrun --standalone --nproc_per_node 2 scripts/gpu/pytorch_ddp_reference.py \
         --model torchscript:models-out/resnet50.pt --input-shape 3x224x224 --classes 1000 --batch 32 \
@@ -474,6 +479,36 @@ def write_kernel_table(trainer, path, steps, device, trace_path=None):
                              f"{concurrent_us[name] / steps:g}"])
 
 
+def manifest_rows(rows, args, parser):
+    """--manifest: each row's model is a name in the manifest; it becomes (torchscript:PATH, batch,
+    the options with that file's --input-shape or --input and --classes), as `ddpscale train`
+    takes the file. One process then trains every row, as one ddpscale sweep launch does."""
+    if not args.rows:
+        parser.error("--manifest: name its models with --rows NAME:BATCH")
+    if args.input_shape or args.input or args.classes:
+        parser.error("--manifest gives each model its own input and classes: leave out --input-shape, --input "
+                     "and --classes")
+    try:
+        with open(args.manifest) as f:
+            entries = {e["model"]: e for e in json.load(f)}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        parser.error(f"--manifest {args.manifest}: not a manifest scripts/export_model.py writes ({e})")
+    resolved = []
+    for name, batch in rows:
+        entry = entries.get(name)
+        if entry is None:
+            parser.error(f"--manifest {args.manifest} has no model '{name}'; it has {', '.join(entries)}")
+        flag = {"--input-shape": "input_shape", "--input": "input"}.get(entry.get("input_flag"))
+        if flag is None:
+            parser.error(f"--manifest {args.manifest}: '{name}' has no --input-shape or --input")
+        row_args = argparse.Namespace(**vars(args))
+        row_args.input_shape = row_args.input = ""
+        setattr(row_args, flag, str(entry["input"]))
+        row_args.classes = int(entry.get("classes") or 0)
+        resolved.append((TORCHSCRIPT + entry["path"], batch, row_args))
+    return resolved
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", nargs="+", default=["mlp-medium", "mlp-large"], metavar="MODEL",
@@ -489,6 +524,10 @@ def main():
     parser.add_argument("--batch", nargs="+", type=int, default=[8, 16, 32, 64, 128], help="batch per GPU")
     parser.add_argument("--rows", nargs="+", metavar="MODEL:BATCH",
                         help="exact (model, batch) pairs instead of --model x --batch, e.g. lstm:32 mlp-large:128")
+    parser.add_argument("--manifest", metavar="JSON",
+                        help="what scripts/export_model.py --manifest wrote: --rows then name its models "
+                             "(resnet50:32 gpt2-small:16), each trained from its file with its own input flags, "
+                             "all in this one process")
     parser.add_argument("--variant", nargs="+", default=["eager"], choices=VARIANTS)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=10)
@@ -523,7 +562,8 @@ def main():
         parser.error("--process-shift: GPU only, 0 to 65536 MiB")
     rows = ([(r.rsplit(":", 1)[0], int(r.rsplit(":", 1)[1])) for r in args.rows] if args.rows
             else [(m, b) for m in args.model for b in args.batch])
-    for model, _ in rows:
+    rows = manifest_rows(rows, args, parser) if args.manifest else [(m, b, args) for m, b in rows]
+    for model, _, _ in rows:
         if model not in MODELS and not model.startswith(TORCHSCRIPT):
             parser.error(f"unknown model '{model}'; choose from {', '.join(MODELS)} or torchscript:PATH")
         if model.startswith(TORCHSCRIPT) and not os.path.isfile(model[len(TORCHSCRIPT):]):
@@ -556,10 +596,11 @@ def main():
         print("# ready for turns: send 'go' for each run, 'stop' to end", flush=True)
     for variant in args.variant:
         for dtype in args.dtype:
-            for model, batch in rows:
-                result = measure(model, batch, variant, args, device, world, rank, dtype)
+            for model, batch, row_args in rows:
+                result = measure(model, batch, variant, row_args, device, world, rank, dtype)
                 if rank == 0:
                     print(json.dumps(result), flush=True)
+                gc.collect()  # the row's model and DDP wrapper are gone before the next row's
     if world > 1:
         dist.destroy_process_group()
 

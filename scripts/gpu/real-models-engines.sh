@@ -3,7 +3,7 @@
 # both engines in one study: for each launch k of the spec's launches, ddpscale's launch
 # (`mpirun -np W ddpscale sweep ... --launch k`, W the spec's largest world size) and PyTorch
 # DDP's (scripts/gpu/pytorch_ddp_reference.py on the same files, batches and dtypes, one
-# process set per model and world size, imported with `ddpscale import-pytorch --launch k`),
+# process set per world size, imported with `ddpscale import-pytorch --launch k`),
 # the two in turn and their order alternating, so each launch pairs the engines close in time.
 # Then `ddpscale report`, whose "Beside PyTorch DDP" section has both engines' speedups and the
 # throughput ratios with launch-paired intervals. In device calls of at most 10 minutes: run
@@ -53,22 +53,20 @@ ddpscale_launch() {  # $1 = launch, 1-based
     >>"$work/ddpscale.log" 2>&1
 }
 
-pytorch_launch() {  # $1 = launch, 1-based: every row on 1 and 2 GPUs, then the import
-  local results="$work/pytorch-launch-$1.jsonl" row model batch flags world shift_flag=()
+pytorch_launch() {  # $1 = launch, 1-based: every row on each world size, then the import
+  local results="$work/pytorch-launch-$1.jsonl" world shift_flag=()
   [ ${#shifts[@]} -eq 0 ] || shift_flag=(--process-shift "${shifts[$(( ($1 - 1) % ${#shifts[@]} ))]}")
   : >"$results"
-  for row in "${rows[@]}"; do
-    model=${row%:*} batch=${row##*:}
-    mapfile -t flags < <(manifest_model_flags "$models/manifest.json" "$model")
-    [ ${#flags[@]} -gt 0 ] || { log "$model is not in $models/manifest.json"; return 1; }
-    for world in "${worlds[@]}"; do
-      local launcher=(python3)
-      [ "$world" -eq 1 ] || launcher=(torchrun --standalone --nproc_per_node "$world")
-      (cd "$DDPSCALE_ROOT" && "${launcher[@]}" scripts/gpu/pytorch_ddp_reference.py --rows "${flags[0]}:$batch" \
-        "${flags[@]:1}" --dtype "${dtypes[@]}" --runs "$runs_per_launch" --warmup "$warmup" --steps "$steps" \
-        "${shift_flag[@]}") \
-        >>"$results" 2>>"$work/pytorch.log" || { log "the reference failed on $row, $world GPU(s): $work/pytorch.log"; return 1; }
-    done
+  # One process set per world size trains every row (--manifest gives each file its flags), as
+  # ddpscale's launch trains every configuration in one process set; a Python process's start
+  # (PyTorch, the CUDA context, NCCL) is paid once per launch and world size, not per row.
+  for world in "${worlds[@]}"; do
+    local launcher=(python3)
+    [ "$world" -eq 1 ] || launcher=(torchrun --standalone --nproc_per_node "$world")
+    (cd "$DDPSCALE_ROOT" && "${launcher[@]}" scripts/gpu/pytorch_ddp_reference.py --manifest "$models/manifest.json" \
+      --rows "${rows[@]}" --dtype "${dtypes[@]}" --runs "$runs_per_launch" --warmup "$warmup" --steps "$steps" \
+      "${shift_flag[@]}") \
+      >>"$results" 2>>"$work/pytorch.log" || { log "the reference failed on $world GPU(s): $work/pytorch.log"; return 1; }
   done
   (cd "$DDPSCALE_ROOT" && "$DDPSCALE_BIN" import-pytorch "$study" "$results" --launch "$1" --launches "$launches") \
     >>"$work/import.log" 2>&1 || { tail -n 5 "$work/import.log"; return 1; }
