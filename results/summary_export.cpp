@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <set>
 #include <stdexcept>
 #include <type_traits>
 #include <variant>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config_fields.hpp"
+#include "report_engines.hpp"
 #include "text_io.hpp"
 
 namespace ddpscale {
@@ -224,6 +226,34 @@ std::string summary_json(const StudyAnalysis& analysis) {
   Json& by_family = json["break_even_by_family"] = Json::array();
   for (const auto& [group, families] : analysis.break_even_by_family)
     for (const auto& [family, be] : families) by_family.push_back(break_even(group, family, be));
+  // Both engines' twins (report_engines.hpp), one object per pair of configurations: the
+  // report's "Beside PyTorch DDP" figures for a script that checks them.
+  Json& engines = json["engines"] = Json::array();
+  const auto engine_entry = [&](size_t ddpscale, size_t pytorch, const SpeedupEstimate& ratio) {
+    const ConfigParams& p = analysis.configs[ddpscale].params;
+    return Json{{"ddpscale_config", analysis.configs[ddpscale].id},
+                {"pytorch_config", analysis.configs[pytorch].id},
+                {"model", p.model},
+                {"batch_per_rank", p.batch_per_rank},
+                {"world_size", p.world_size},
+                {"dtype", p.dtype},
+                {"exec", p.exec},
+                {"ddpscale_samples_per_second", analysis.configs[ddpscale].throughput.mean},
+                {"pytorch_samples_per_second", analysis.configs[pytorch].throughput.mean},
+                {"ddpscale_over_pytorch", ratio.speedup},
+                {"ci95_low", ratio.speedup_ci.valid() ? Json(ratio.speedup_ci.low) : Json()},
+                {"ci95_high", ratio.speedup_ci.valid() ? Json(ratio.speedup_ci.high) : Json()},
+                {"verdict", engine_ratio_verdict(ratio)}};
+  };
+  std::set<size_t> listed;  // a 1-rank configuration is in one pair per larger world size
+  for (const EnginePair& e : engine_pairs(analysis)) {
+    if (listed.insert(e.ddpscale->one_gpu).second)
+      engines.push_back(engine_entry(e.ddpscale->one_gpu, e.pytorch->one_gpu, e.ratio_one));
+    if (listed.insert(e.ddpscale->n_gpu).second)
+      engines.push_back(engine_entry(e.ddpscale->n_gpu, e.pytorch->n_gpu, e.ratio_n));
+  }
+  for (const EngineTwin& e : engine_twins_without_comparison(analysis))
+    engines.push_back(engine_entry(e.ddpscale, e.pytorch, e.ratio));
   return json_text(json) + "\n";
 }
 

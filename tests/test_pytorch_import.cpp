@@ -8,6 +8,7 @@
 #include "report_engines.hpp"
 #include "report_test_helpers.hpp"
 #include "run_store.hpp"
+#include "summary_export.hpp"
 
 namespace ddpscale {
 namespace {
@@ -235,6 +236,20 @@ TEST(PytorchImport, TheEnginesSectionPairsTheTwoEnginesComparisons) {
       << md;
   EXPECT_NE(md.find("paid off (the speedup's whole 95% interval above 1) in 1 of 1 comparisons"), std::string::npos);
   EXPECT_NE(md.find("the two engines' verdicts agree on 1 of 1 configurations"), std::string::npos);
+
+  // summary.json: the same ratios, one object per pair of configurations.
+  const json engines = json::parse(summary_json(a))["engines"];
+  ASSERT_EQ(engines.size(), 2u) << engines.dump(1);
+  EXPECT_EQ(engines[0]["world_size"], 1);
+  EXPECT_DOUBLE_EQ(engines[0]["ddpscale_over_pytorch"].get<double>(), 1.0);
+  EXPECT_EQ(engines[0]["verdict"], "level");
+  EXPECT_EQ(engines[1]["world_size"], 2);
+  EXPECT_DOUBLE_EQ(engines[1]["ddpscale_over_pytorch"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(engines[1]["ci95_low"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(engines[1]["pytorch_samples_per_second"].get<double>(), 120.0);
+  EXPECT_EQ(engines[1]["verdict"], "faster");
+  EXPECT_EQ(engines[1]["ddpscale_config"], a.configs[pairs[0].ddpscale->n_gpu].id);
+  EXPECT_EQ(engines[1]["pytorch_config"], a.configs[pairs[0].pytorch->n_gpu].id);
 }
 
 // Hand-worked: a study of 1 rank only, as a 1-GPU user runs it: ddpscale {100, 100} against
@@ -262,6 +277,14 @@ TEST(PytorchImport, ConfigurationsWithoutASpeedupStillShowBothEnginesRatio) {
   EXPECT_NE(md.find("ddpscale's step is slower in 1 of the 1 configuration both engines ran without a speedup to compare."),
             std::string::npos);
   EXPECT_EQ(md.find("verdicts agree"), std::string::npos);
+
+  const json engines = json::parse(summary_json(a))["engines"];
+  ASSERT_EQ(engines.size(), 1u) << engines.dump(1);
+  EXPECT_EQ(engines[0]["model"], "resnet-mini");
+  EXPECT_EQ(engines[0]["world_size"], 1);
+  EXPECT_DOUBLE_EQ(engines[0]["ddpscale_over_pytorch"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(engines[0]["ci95_high"].get<double>(), 0.8);
+  EXPECT_EQ(engines[0]["verdict"], "slower");
 }
 
 TEST(PytorchImport, AStudyOfOneEngineHasNoEnginesSection) {
