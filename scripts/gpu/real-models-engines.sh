@@ -97,6 +97,13 @@ done
 done_launches=$(ls "$work"/launch-*.done 2>/dev/null | wc -l)
 if [ "$done_launches" -gt 0 ]; then
   "$DDPSCALE_BIN" report "$study" --out "$work/report" >"$work/report.log" 2>&1 || tail -n 5 "$work/report.log"
+  # The answer so far, one line per pair of configurations (summary.json's engines list).
+  python3 -c 'import json, sys
+for e in json.load(open(sys.argv[1]))["engines"]:
+    ci = "[%.4f, %.4f]" % (e["ci95_low"], e["ci95_high"]) if e["ci95_low"] is not None else "(no interval)"
+    print("%-12s %-9s b%-4d %d GPU(s): ddpscale / PyTorch %.4f %s %s" % (e["model"], e["dtype"],
+          e["batch_per_rank"], e["world_size"], e["ddpscale_over_pytorch"], ci, e["verdict"]))' \
+    "$work/report/summary.json" 2>/dev/null || true
 fi
 log "$done_launches of $launches launches measured"
 tar -C "$work" -czf "$out/real-models-engines.tar.gz" --exclude=out --exclude=study . 2>/dev/null || true
