@@ -81,12 +81,12 @@ void wait_within_comm_timeout(MPI_Request& request, const std::string& what, Wai
 }
 
 void wait_without_bound(MPI_Request& request, std::chrono::microseconds longest_pause) {
-  std::chrono::microseconds pause(200);
+  std::chrono::microseconds pause = std::min(std::chrono::microseconds(200), longest_pause);
   for (;;) {
     int done = 0;
     DDPSCALE_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
-    std::this_thread::sleep_for(std::min(pause, longest_pause));
+    std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, longest_pause);
   }
 }
