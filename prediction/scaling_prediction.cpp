@@ -30,6 +30,18 @@ double standard_error(const PhaseStats& s) {
 
 double value_or_zero(double x) { return std::isfinite(x) ? x : 0.0; }
 
+// A draw of a positive quantity (a time, a throughput) of this mean and standard error: the
+// log-normal with the same mean and variance. A normal draw goes negative once the error is
+// a third of the mean or more, as a CPU study's short steps can be (one slow run among six),
+// and a negative step is a negative throughput.
+double positive_draw(double mean, double error, std::mt19937_64& generator) {
+  const double z = standard_normal(generator);
+  if (!(mean > 0) || !(error > 0)) return mean;
+  const double relative = error / mean;
+  const double log_variance = std::log1p(relative * relative);
+  return mean * std::exp(std::sqrt(log_variance) * z - log_variance / 2);
+}
+
 // The buckets whose allreduces a prediction overlaps with backward: placed as the reducer
 // places them from the recorded gradient timing where the study has it, else cut from one
 // even stream of gradients. Sizes as they travel: 2 bytes an element with a bfloat16
@@ -140,20 +152,19 @@ class Predictor {
     std::vector<double> steps, throughputs, speedups, efficiencies;
     const int draws = std::max(options_.draws, 100);
     for (int d = 0; d < draws; ++d) {
-      const double compute_step = compute.step_us.mean + standard_normal(generator) * standard_error(compute.step_us);
-      const double backward_draw =
-          std::max(0.0, backward + standard_normal(generator) * standard_error(compute.backward_us));
+      const double compute_step = positive_draw(compute.step_us.mean, standard_error(compute.step_us), generator);
+      const double backward_draw = positive_draw(backward, standard_error(compute.backward_us), generator);
       const double allreduce_factor = std::exp(log_sd_ * standard_normal(generator));
       double step = compute_step + exposed(backward_draw, allreduce_factor, nullptr);
       if (!relative_errors.empty())
         step *= 1 + relative_errors[uniform_index(generator, relative_errors.size())];
       // The future measurement's own error: a mean over as many runs, as spread as the twin's.
-      step += standard_normal(generator) * standard_error(compute.step_us) * step / compute.step_us.mean;
+      step *= positive_draw(1.0, standard_error(compute.step_us) / compute.step_us.mean, generator);
       const double throughput = compute.throughput.mean * compute_step * ranks / step;
       const double base_throughput =
           start.base == start.compute
               ? compute.throughput.mean * compute_step / compute.step_us.mean
-              : base.throughput.mean + standard_normal(generator) * standard_error(base.throughput);
+              : positive_draw(base.throughput.mean, standard_error(base.throughput), generator);
       steps.push_back(step);
       throughputs.push_back(throughput);
       speedups.push_back(speedup_of(throughput, base_throughput));

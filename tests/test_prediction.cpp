@@ -386,6 +386,8 @@ double draw_normal(std::mt19937_64& generator) {
   return normal(generator);
 }
 
+double standard_error_of(const PhaseStats& s) { return s.sd / std::sqrt(static_cast<double>(s.n)); }
+
 PhaseStats stats_of(const std::vector<double>& values) {
   PhaseStats s;
   s.n = values.size();
@@ -457,6 +459,53 @@ TEST(PredictionInterval, CoversTheMeasuredMeanOfSimulatedStudies) {
   const double coverage = static_cast<double>(covered) / studies;
   EXPECT_GE(coverage, 0.90);
   EXPECT_LE(coverage, 0.99);
+}
+
+// One slow run among six short ones puts a step's standard error near its mean (a CPU study's
+// mlp-medium at batch 8 read 1,271 us with an sd of 1,553 us over 6 runs). Every drawn step
+// and throughput stays positive: the interval of a throughput has a positive low end, and
+// the point lies inside it.
+TEST(PredictionInterval, StaysPositiveWhenARunsSpreadExceedsItsMean) {
+  const std::vector<double> bytes = {1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+  std::vector<double> times;
+  for (double b : bytes) times.push_back(2.0 * std::pow(b, 0.6));
+  const auto config = [](int world, const std::vector<double>& steps) {
+    MeasuredConfig c;
+    c.params.model = "m";
+    c.params.parameters = 250'000;
+    c.params.batch_per_rank = 8;
+    c.params.global_batch = 8 * world;
+    c.params.world_size = world;
+    c.params.bucket_mb = 25;
+    c.params.overlap = true;
+    c.id = "m_w" + std::to_string(world);
+    std::vector<double> backwards, throughputs;
+    for (double step : steps) {
+      backwards.push_back(step / 2);
+      throughputs.push_back(static_cast<double>(c.params.global_batch) * 1e6 / step);
+    }
+    c.step_us = stats_of(steps);
+    c.backward_us = stats_of(backwards);
+    c.throughput = stats_of(throughputs);
+    return c;
+  };
+  StudyDigest study;
+  study.commbench_bytes = bytes;
+  study.commbench_time_us = times;
+  study.commbench_ranks = 2;
+  study.configs.push_back(config(1, {300, 320, 310, 4000, 305, 315}));
+  study.configs.push_back(config(2, {420, 5200, 430, 410, 425, 440}));
+  ASSERT_GT(standard_error_of(study.configs[0].step_us), study.configs[0].step_us.mean / 3);
+  PredictOptions options;
+  options.draws = 2000;
+  const ScalingPrediction result = predict_scaling(study, options);
+  ASSERT_EQ(result.validation.size(), 1u);
+  const Prediction& p = result.validation[0].model_only;
+  EXPECT_GT(p.step_us.interval95.low, 0);
+  EXPECT_GT(p.throughput.interval95.low, 0);
+  EXPECT_GT(p.speedup.interval95.low, 0);
+  EXPECT_TRUE(p.throughput.interval95.contains(p.throughput.point))
+      << p.throughput.interval95.low << " " << p.throughput.point << " " << p.throughput.interval95.high;
 }
 
 // A report folder (summary.csv + commbench.csv) gives a digest; the prediction of a study
