@@ -34,7 +34,7 @@ std::string ratio_text(const SpeedupEstimate& r) {
   return text;
 }
 
-std::string paid_word(const Comparison& c) { return c.paid_off ? "paid off" : "did not pay off"; }
+std::string paid_word(const Comparison& c) { return payoff_word(c.payoff); }
 
 }  // namespace
 
@@ -112,7 +112,7 @@ void EngineText::write_comparisons_table() {
       return format_number(a_.configs[c.one_gpu].throughput.mean, 4) + " / " +
              format_number(a_.configs[c.n_gpu].throughput.mean, 4);
     };
-    const std::string verdicts = e.ddpscale->paid_off == e.pytorch->paid_off
+    const std::string verdicts = e.ddpscale->payoff == e.pytorch->payoff
                                      ? "same: both " + paid_word(*e.ddpscale)
                                      : "differ: ddpscale " + paid_word(*e.ddpscale) + ", PyTorch DDP " +
                                            paid_word(*e.pytorch);
@@ -127,7 +127,8 @@ void EngineText::write_comparisons_table() {
       "Where the verdicts agree, ddpscale's answer carries over to a PyTorch DDP job. Where they differ, the two "
       "engines spend different time per step (how they differ: docs/methodology.md, \"Where the engine differs "
       "from PyTorch DDP\"; on host-bound steps PyTorch's eager step costs more host time per kernel), and PyTorch "
-      "DDP's column is the answer for a PyTorch job.");
+      "DDP's column is the answer for a PyTorch job. Undecided: the speedup's interval holds 1, so the runs measured "
+      "cannot say; section 6 gives how many launches a narrower interval needs.");
 }
 
 void EngineText::write_twins_table() {
@@ -151,14 +152,23 @@ std::string EngineText::summary_note(const std::string& section_ref) const {
   if (!applies()) return "";
   std::string note = "Beside PyTorch DDP (" + section_ref + "): ";
   if (!pairs_.empty()) {
-    size_t agree = 0, slower = 0;
+    size_t agree = 0, opposite = 0, slower = 0;
     for (const EnginePair& e : pairs_) {
-      agree += e.ddpscale->paid_off == e.pytorch->paid_off;
+      agree += e.ddpscale->payoff == e.pytorch->payoff;
+      opposite += e.ddpscale->payoff != e.pytorch->payoff && e.ddpscale->payoff != Payoff::undecided &&
+                  e.pytorch->payoff != Payoff::undecided;
       slower += engine_ratio_verdict(e.ratio_one) == "slower" || engine_ratio_verdict(e.ratio_n) == "slower";
     }
+    const size_t differ = pairs_.size() - agree;
     note += "the two engines' verdicts agree on " + std::to_string(agree) + " of " + std::to_string(pairs_.size()) +
-            " configurations; ddpscale's step is slower than PyTorch DDP's (the throughput ratio's whole interval "
-            "below 1) on 1 or N ranks in " + std::to_string(slower) + " of them. ";
+            " configurations";
+    // Paid off beside undecided is not a contradiction: say which kind of difference it is.
+    if (differ > 0)
+      note += " (of the " + std::to_string(differ) + " that differ: " + std::to_string(differ - opposite) +
+              " undecided under one engine, its speedup's interval holding 1; " + std::to_string(opposite) +
+              " opposite, paid off under one and decidedly not under the other)";
+    note += "; ddpscale's step is slower than PyTorch DDP's (the throughput ratio's whole interval below 1) on 1 or "
+            "N ranks in " + std::to_string(slower) + " of them. ";
   }
   if (!twins_.empty()) {
     size_t slower = 0;

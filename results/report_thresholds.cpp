@@ -108,12 +108,15 @@ void ThresholdsText::write_section() {
 void ThresholdsText::pays_off_matrix(const ThresholdGroup& group) {
   std::set<int64_t> batches;
   std::map<std::string, std::map<int64_t, std::string>> cells;
+  bool any_undecided = false;
   for (const Comparison& c : a_.comparisons) {
     const ConfigParams& p = cfg(c.n_gpu).params;
     if (!group.contains(p)) continue;
     batches.insert(p.batch_per_rank);
     std::string& cell = cells[p.model][p.batch_per_rank];
-    cell += (cell.empty() ? "" : "; ") + std::string(c.paid_off ? "**yes** " : "no ") +
+    const char* word = c.payoff == Payoff::paid_off ? "**yes** " : c.payoff == Payoff::undecided ? "undecided " : "no ";
+    any_undecided = any_undecided || c.payoff == Payoff::undecided;
+    cell += (cell.empty() ? "" : "; ") + std::string(word) +
             (std::isfinite(c.speedup.speedup) ? format_number(c.speedup.speedup, 3) + "x" : "n/a");
   }
   ReportTable t;
@@ -127,7 +130,8 @@ void ThresholdsText::pays_off_matrix(const ThresholdGroup& group) {
     for (int64_t b : batches) row.push_back(cells[model].count(b) ? cells[model][b] : "not measured");
     t.rows.push_back(row);
   }
-  doc_.paragraph("Did it pay off, model by batch size (yes = paid off):");
+  doc_.paragraph(std::string("Did it pay off, model by batch size (yes = paid off") +
+                 (any_undecided ? "; undecided = the speedup's interval holds 1" : "") + "):");
   doc_.table(t);
 }
 
@@ -139,16 +143,21 @@ void ThresholdsText::measured_threshold_sentence(const ThresholdGroup& group,
   struct Outcome {
     std::string text;
     bool paid = true;
+    bool undecided = false;
     std::vector<int64_t> batches;
   };
   std::map<std::string, std::vector<Outcome>> by_family;
   for (const MeasuredThreshold& m : rows) {
-    const std::string text = m.pays_from < 0            ? "not even at " + m.largest_not_paying_model
+    // Where the largest size that did not pay off is undecided (its interval holds 1), the
+    // family is not shown to pay off there, which is not the same as shown not to.
+    const bool undecided = m.pays_from < 0 && m.largest_not_paying_undecided;
+    const std::string text = undecided                  ? "undecided at " + m.largest_not_paying_model
+                             : m.pays_from < 0          ? "not even at " + m.largest_not_paying_model
                              : m.largest_not_paying < 0 ? "at every size measured (from " + m.pays_from_model + ")"
                                                         : "from " + m.pays_from_model;
     auto& outcomes = by_family[m.family];
     auto same = std::find_if(outcomes.begin(), outcomes.end(), [&](const Outcome& o) { return o.text == text; });
-    if (same == outcomes.end()) outcomes.push_back({text, m.pays_from >= 0, {m.batch}});
+    if (same == outcomes.end()) outcomes.push_back({text, m.pays_from >= 0, undecided, {m.batch}});
     else same->batches.push_back(m.batch);
   }
   if (by_family.empty()) return;
@@ -161,20 +170,26 @@ void ThresholdsText::measured_threshold_sentence(const ThresholdGroup& group,
   std::vector<std::string> families;
   for (auto& [family, outcomes] : by_family) {
     std::vector<std::string> paid, not_paid;
+    bool any_undecided = false;
     for (const Outcome& o : outcomes) {
+      any_undecided = any_undecided || o.undecided;
       std::vector<std::string> batches;
       for (int64_t b : o.batches) batches.push_back(std::to_string(b));
       (o.paid ? paid : not_paid).push_back(o.text + " at batch " + listed(batches));
     }
     if (paid.empty())
-      families.push_back(family + " does not pay off, " + listed(not_paid));
+      families.push_back(family + (any_undecided ? " is not shown to pay off, " : " does not pay off, ") +
+                         listed(not_paid));
     else
       families.push_back(family + " pays off " + listed(paid) + (not_paid.empty() ? "" : ", but ") + listed(not_paid));
   }
   std::string text = "Measured thresholds for " + group.label() +
                      ", batch by batch with no fitted line (" + own_section_ + "; batch per rank): ";
   for (size_t i = 0; i < families.size(); ++i) text += (i == 0 ? "" : "; ") + families[i];
-  doc_.paragraph(text + ".");
+  const bool any_undecided = std::any_of(rows.begin(), rows.end(), [](const MeasuredThreshold& m) {
+    return m.pays_from < 0 && m.largest_not_paying_undecided;
+  });
+  doc_.paragraph(text + "." + (any_undecided ? " Undecided: the speedup's 95% interval holds 1." : ""));
 }
 
 // The threshold read off the measurements, batch by batch, beside the fitted line (which
@@ -193,7 +208,9 @@ void ThresholdsText::measured_threshold_table(const ThresholdGroup& group) {
                              : size_text(m.pays_from_model, m.pays_from) +
                                    (m.largest_not_paying < 0 ? ": every size measured" : " and every larger one");
     t.rows.push_back({m.family, std::to_string(m.batch), std::to_string(m.sizes), from,
-                      m.largest_not_paying < 0 ? "none" : size_text(m.largest_not_paying_model, m.largest_not_paying)});
+                      m.largest_not_paying < 0 ? "none"
+                                               : size_text(m.largest_not_paying_model, m.largest_not_paying) +
+                                                     (m.largest_not_paying_undecided ? ", undecided" : "")});
   }
   doc_.paragraph("From which size on did it pay off, measured batch by batch with no fitted line: the smallest "
                  "model from which every larger model of the family paid off; the threshold lies between it and "

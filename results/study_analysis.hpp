@@ -46,6 +46,7 @@ struct Comparison {
   size_t n_gpu = 0;
   ConfigSpeedup speedup;
   bool paid_off = false;
+  Payoff payoff = Payoff::undecided;  // paid_off, told apart from undecided where it is false
 };
 
 // ", exec graph, bfloat16": the execution mode and precision where they differ from the

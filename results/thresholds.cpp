@@ -10,8 +10,24 @@
 namespace ddpscale {
 
 bool pays_off(const ConfigSpeedup& config) {
-  // Comparisons with NaN are false, so an uncomputable config never pays off.
-  return config.speedup_ci.valid() && config.speedup_ci.low > 1;
+  // Without an interval the answer is undecided, so an uncomputable config never pays off.
+  return payoff_of(config) == Payoff::paid_off;
+}
+
+Payoff payoff_of(const ConfigSpeedup& config) {
+  if (!config.speedup_ci.valid()) return Payoff::undecided;
+  if (config.speedup_ci.low > 1) return Payoff::paid_off;
+  if (config.speedup_ci.high <= 1) return Payoff::not_paid_off;
+  return Payoff::undecided;
+}
+
+std::string payoff_word(Payoff payoff) {
+  switch (payoff) {
+    case Payoff::paid_off: return "paid off";
+    case Payoff::undecided: return "undecided";
+    case Payoff::not_paid_off: return "did not pay off";
+  }
+  return "";
 }
 
 LogLinearFit fit_speedup_vs_log10_parameters(const std::vector<ConfigSpeedup>& configs) {
@@ -189,12 +205,15 @@ std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeed
   struct Size {
     std::string model;
     bool paid = true;
+    bool decided_against = false;  // some comparison of this size did not pay off, decidedly
   };
   std::map<std::pair<std::string, int64_t>, std::map<int64_t, Size>> sizes;  // (family, batch) -> parameters
   for (const ConfigSpeedup& c : configs) {
     if (c.world_size != world_size || c.parameters <= 0) continue;
-    Size& size = sizes[{model_family(c.model), c.batch}].try_emplace(c.parameters, Size{c.model, true}).first->second;
-    size.paid = size.paid && pays_off(c);
+    Size& size = sizes[{model_family(c.model), c.batch}].try_emplace(c.parameters, Size{c.model}).first->second;
+    const Payoff payoff = payoff_of(c);
+    size.paid = size.paid && payoff == Payoff::paid_off;
+    size.decided_against = size.decided_against || payoff == Payoff::not_paid_off;
   }
   std::vector<MeasuredThreshold> result;
   for (const auto& [key, by_size] : sizes) {
@@ -206,6 +225,7 @@ std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeed
       if (!size->second.paid) {
         t.largest_not_paying = size->first;
         t.largest_not_paying_model = size->second.model;
+        t.largest_not_paying_undecided = !size->second.decided_against;
         break;
       }
       t.pays_from = size->first;

@@ -29,6 +29,15 @@ struct ConfigSpeedup {
 // runs on a side) nothing pays off.
 bool pays_off(const ConfigSpeedup& config);
 
+// The three answers an interval gives: wholly above 1 (paid off), wholly at or below 1 (did
+// not pay off), or holding 1, or no interval at all (undecided: more launches could show
+// either). "Did not pay off" and "undecided" both fail pays_off; the text keeps them apart,
+// because "undecided" asks the user for more launches, not for a verdict against N GPUs.
+enum class Payoff { paid_off, undecided, not_paid_off };
+Payoff payoff_of(const ConfigSpeedup& config);
+// "paid off", "undecided" or "did not pay off".
+std::string payoff_word(Payoff payoff);
+
 // Least-squares fit speedup = intercept + slope * log10(parameters).
 struct LogLinearFit {
   double intercept = kNaN;
@@ -115,6 +124,7 @@ struct MeasuredThreshold {
   std::string pays_from_model;
   int64_t largest_not_paying = -1;    // the next size below pays_from (or the largest); -1: none
   std::string largest_not_paying_model;
+  bool largest_not_paying_undecided = false;  // no comparison of that size decided against
 };
 // Ordered by family, then batch.
 std::vector<MeasuredThreshold> measured_thresholds(const std::vector<ConfigSpeedup>& configs, int world_size);

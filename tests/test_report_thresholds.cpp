@@ -96,9 +96,10 @@ TEST(Thresholds, EachModelFamilyGetsItsOwnBreakEven) {
   EXPECT_TRUE(contains(md, "- transformer (3 configurations): **316K parameters**")) << md;
   const std::string json = read_text(out.path() / "summary.json");
   EXPECT_TRUE(contains(json, "\"family\": \"transformer\"")) << json;
-  // Measured, with no line: mlp paid off from 100M (1.2x) but not at 10M (1.0x); transformer
-  // (1.1x upward) at every size.
-  EXPECT_TRUE(contains(md, "| mlp | 32 | 3 | mlp@100M (100M) and every larger one | mlp@10M (10.0M) |")) << md;
+  // Measured, with no line: mlp paid off from 100M (1.2x) but not at 10M (1.0x, an interval
+  // holding 1: undecided); transformer (1.1x upward) at every size.
+  EXPECT_TRUE(contains(md, "| mlp | 32 | 3 | mlp@100M (100M) and every larger one | mlp@10M (10.0M), undecided |"))
+      << md;
   EXPECT_TRUE(contains(md, "| transformer | 32 | 3 | transformer@1M (1.00M): every size measured | none |")) << md;
   EXPECT_TRUE(contains(json, "\"pays_off_from_model\": \"mlp@100M\"")) << json;
   EXPECT_TRUE(contains(md, "Measured thresholds for 2 ranks, batch by batch with no fitted line (section 8; batch "
@@ -137,6 +138,34 @@ TEST(Thresholds, AFamilyThatNeverPaidOffSaysSoInASentence) {
   TempDir out;
   const std::string md = markdown_report(in_memory_study(configs), analyze_study(configs), out.path());
   EXPECT_TRUE(contains(md, "batch per rank): mlp does not pay off, not even at mlp@10M at batch 8 and 64.")) << md;
+  EXPECT_FALSE(contains(md, "undecided")) << md;
+}
+
+// A family whose largest size's speedup interval holds 1 is not shown to pay off, which the
+// sentence, the matrix and the table say apart from "does not pay off". 2 ranks read
+// {80, 120, 100, 140, 60} samples/s against {100 x 5} on 1: a mean speedup of 1.0 whose
+// interval holds 1 by construction, whatever the bootstrap draws.
+TEST(Thresholds, AFamilyWhoseIntervalHoldsOneIsUndecided) {
+  const std::vector<double> spread = {80, 120, 100, 140, 60};
+  const std::vector<double> level = {100, 100, 100, 100, 100};
+  std::vector<ConfigRecord> configs;
+  for (const auto& [model, parameters] : {std::pair<const char*, int64_t>{"mlp@1M", 1'000'000}, {"mlp@10M", 10'000'000}}) {
+    configs.push_back(make_config(model, parameters, 8, 1, level));
+    configs.push_back(make_config(model, parameters, 8, 2, spread));
+  }
+  const StudyAnalysis a = analyze_study(configs);
+  ASSERT_EQ(a.comparisons.size(), 2u);
+  for (const Comparison& c : a.comparisons) {
+    ASSERT_TRUE(c.speedup.speedup_ci.contains(1.0)) << c.speedup.speedup_ci.low << " " << c.speedup.speedup_ci.high;
+    EXPECT_EQ(c.payoff, Payoff::undecided);
+    EXPECT_FALSE(c.paid_off);
+  }
+  TempDir out;
+  const std::string md = markdown_report(in_memory_study(configs), a, out.path());
+  EXPECT_TRUE(contains(md, "batch per rank): mlp is not shown to pay off, undecided at mlp@10M at batch 8. "
+                           "Undecided: the speedup's 95% interval holds 1.")) << md;
+  EXPECT_TRUE(contains(md, "| mlp@10M | 10,000,000 | undecided 1.00x |")) << md;
+  EXPECT_TRUE(contains(md, "mlp@10M (10.0M), undecided |")) << md;
 }
 
 }  // namespace

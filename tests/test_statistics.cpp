@@ -267,6 +267,21 @@ TEST(Thresholds, PaysOffWhenTheWholeIntervalLiesAboveOne) {
   EXPECT_FALSE(pays_off(no_interval));  // fewer than two runs on a side
 }
 
+// What fails pays_off splits in two: an interval at or below 1 decides against N GPUs, one
+// holding 1 (or none at all) decides nothing.
+TEST(Thresholds, AnIntervalHoldingOneIsUndecidedNotAVerdictAgainst) {
+  EXPECT_EQ(payoff_of(config("m", 1, 1.2, 0.01)), Payoff::paid_off);    // [1.15, 1.25]
+  EXPECT_EQ(payoff_of(config("m", 1, 1.04, 0.01)), Payoff::undecided);  // [0.99, 1.09]
+  EXPECT_EQ(payoff_of(config("m", 1, 0.96, 0.01)), Payoff::undecided);  // [0.91, 1.01]
+  EXPECT_EQ(payoff_of(config("m", 1, 0.95, 0.01)), Payoff::not_paid_off);  // [0.90, 1.00]: no gain
+  EXPECT_EQ(payoff_of(config("m", 1, 0.8, 0.001)), Payoff::not_paid_off);
+  ConfigSpeedup no_interval = config("m", 1, 1.5, 0.001);
+  no_interval.speedup_ci = {};
+  EXPECT_EQ(payoff_of(no_interval), Payoff::undecided);
+  EXPECT_EQ(payoff_word(Payoff::undecided), "undecided");
+  EXPECT_EQ(payoff_word(Payoff::not_paid_off), "did not pay off");
+}
+
 // The synthetic study: speedup = 1 + 0.3 log10(params / 2e7) + fixed noise, two batch sizes
 // per model, so the true break-even is 2e7 parameters.
 std::vector<ConfigSpeedup> synthetic_study() {
