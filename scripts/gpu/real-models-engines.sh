@@ -72,7 +72,8 @@ pytorch_launch() {  # $1 = launch, 1-based: every row on each world size, then t
     >>"$work/import.log" 2>&1 || { tail -n 5 "$work/import.log"; return 1; }
 }
 
-# A launch of both engines on real-models.yaml took 274-339 s on 2x H100 (docs/benchmarks.md).
+# A launch of both engines on real-models.yaml took 158-185 s on 2x H200, 274-339 s on 2x H100
+# when the reference still ran one process per row (docs/benchmarks.md).
 # Until this study has timed a launch, plan with LAUNCH_SECONDS (default 340), so no launch
 # starts that the call cannot finish; from then on with the longest launch it measured.
 longest=$(cat "$work/longest-launch" 2>/dev/null || echo "${LAUNCH_SECONDS:-340}")
