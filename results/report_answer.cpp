@@ -51,7 +51,7 @@ std::string size_phrase(const std::vector<ModelOutcome>& models) {
 std::string scaling_answer(const StudyAnalysis& analysis, const std::string& scaling) {
   std::map<std::string, ModelOutcome> by_model;
   std::set<int> worlds;
-  size_t paid = 0, total = 0;
+  size_t paid = 0, undecided = 0, total = 0;
   std::string unit = "rank";
   for (const Comparison& c : analysis.comparisons) {
     const ConfigParams& p = analysis.configs[c.n_gpu].params;
@@ -63,6 +63,7 @@ std::string scaling_answer(const StudyAnalysis& analysis, const std::string& sca
     m.paid_somewhere |= c.paid_off;
     worlds.insert(p.world_size);
     paid += c.paid_off;
+    undecided += c.payoff == Payoff::undecided;
     ++total;
   }
   if (total == 0) return "";
@@ -74,6 +75,10 @@ std::string scaling_answer(const StudyAnalysis& analysis, const std::string& sca
                                             : "Under strong scaling (one global batch split over the " + unit + "s)";
   std::string text = how + ", " + ranks_phrase(worlds, unit) + " paid off (" + kPaidOffRule + ") in " +
                      std::to_string(paid) + " of " + std::to_string(total) + " comparisons";
+  // Not paying off is a verdict only where the interval says so; where it holds 1, more
+  // launches could still decide either way.
+  if (undecided > 0)
+    text += " (" + std::to_string(undecided) + " undecided: the speedup's interval holds 1)";
   if (paid == 0) return text + ", for none of the models measured.";
   text += paid == total ? ", at every batch size measured, " : ", ";
   return text + size_phrase(models) + ".";

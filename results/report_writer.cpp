@@ -165,15 +165,17 @@ class ReportBuilder {
       if (comparisons.empty()) continue;
       const Comparison* best = nullptr;
       const Comparison* best_unpaid = nullptr;  // the closest miss: its cause is the one worth naming
-      int paid = 0;
+      int paid = 0, undecided = 0;
       for (const Comparison* c : comparisons) {
         paid += c->paid_off;
+        undecided += c->payoff == Payoff::undecided;
         if (std::isfinite(c->speedup.speedup) && (!best || c->speedup.speedup > best->speedup.speedup)) best = c;
         if (!c->paid_off && (!best_unpaid || c->speedup.speedup > best_unpaid->speedup.speedup)) best_unpaid = c;
       }
       std::string item = "**" + model + "** (" + group_thousands(parameters_of(model)) + " parameters): more " +
                          device_word() + " paid off in " + std::to_string(paid) + " of " +
-                         std::to_string(comparisons.size()) + " configurations";
+                         std::to_string(comparisons.size()) + " configurations" +
+                         (undecided > 0 ? " (" + std::to_string(undecided) + " undecided)" : "");
       if (best) {
         const ConfigParams& p = cfg(best->n_gpu).params;
         item += "; best speedup " + speedup_text(best->speedup) + " with " + ranks_text(p) + " at batch " +
@@ -205,7 +207,7 @@ class ReportBuilder {
     const std::string clause = why_not_clause(cfg(c.one_gpu), cfg(c.n_gpu), c.speedup);
     if (clause.empty()) return "";
     return "; why not, at batch " + std::to_string(cfg(c.n_gpu).params.batch_per_rank) + " per rank (" +
-           speedup_text(c.speedup) + "): " + clause;
+           speedup_text(c.speedup) + (c.payoff == Payoff::undecided ? ", undecided" : "") + "): " + clause;
   }
 
   // Under weak scaling every rank does the 1-rank configuration's work plus communication,

@@ -166,6 +166,10 @@ TEST(Thresholds, AFamilyWhoseIntervalHoldsOneIsUndecided) {
                            "Undecided: the speedup's 95% interval holds 1.")) << md;
   EXPECT_TRUE(contains(md, "| mlp@10M | 10,000,000 | undecided 1.00x |")) << md;
   EXPECT_TRUE(contains(md, "mlp@10M (10.0M), undecided |")) << md;
+  // The answer and each model's bullet count the undecided apart.
+  EXPECT_TRUE(contains(md, "in 0 of 2 comparisons (2 undecided: the speedup's interval holds 1), for none of the "
+                           "models measured.")) << md;
+  EXPECT_TRUE(contains(md, "paid off in 0 of 1 configurations (1 undecided)")) << md;
 }
 
 }  // namespace
