@@ -252,6 +252,32 @@ TEST(PytorchImport, TheEnginesSectionPairsTheTwoEnginesComparisons) {
   EXPECT_EQ(engines[1]["pytorch_config"], a.configs[pairs[0].pytorch->n_gpu].id);
 }
 
+// Hand-worked: ddpscale 1 rank {100, 100}, 2 ranks {180, 180}: 1.8x, paid off. PyTorch 1 rank
+// {100, 100}, 2 ranks {60, 140}: every resample's mean is 60, 100 or 140, so its speedup
+// interval is [0.6, 1.4], which holds 1: undecided, not "did not pay off".
+TEST(PytorchImport, AnEngineWhoseIntervalHoldsOneIsUndecidedNotOpposite) {
+  std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100}), ddpscale_config(2, {180, 180})};
+  for (ConfigRecord c : {ddpscale_config(1, {100, 100}), ddpscale_config(2, {60, 140})}) {
+    c.params.engine = kEnginePytorchDdp;
+    c.id = config_id(c.params);
+    records.push_back(c);
+  }
+  const StudyAnalysis a = analyze_study(records);
+  const std::vector<EnginePair> pairs = engine_pairs(a);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0].ddpscale->payoff, Payoff::paid_off);
+  ASSERT_TRUE(pairs[0].pytorch->speedup.speedup_ci.contains(1.0));
+  EXPECT_EQ(pairs[0].pytorch->payoff, Payoff::undecided);
+
+  const std::string md = write_report_md(records);
+  EXPECT_NE(md.find("| differ: ddpscale paid off, PyTorch DDP undecided |"), std::string::npos) << md;
+  EXPECT_NE(md.find("the two engines' verdicts agree on 0 of 1 configurations (of the 1 that differ: 1 undecided "
+                    "under one engine, its speedup's interval holding 1; 0 opposite, paid off under one and "
+                    "decidedly not under the other)"),
+            std::string::npos)
+      << md;
+}
+
 // Hand-worked: a study of 1 rank only, as a 1-GPU user runs it: ddpscale {100, 100} against
 // PyTorch {125, 125}, no comparison, a ratio of 0.8 whose every resample is the point.
 TEST(PytorchImport, ConfigurationsWithoutASpeedupStillShowBothEnginesRatio) {
