@@ -60,9 +60,9 @@ std::string scaling_answer(const StudyAnalysis& analysis, const std::string& sca
     ModelOutcome& m = by_model[p.model];
     m.model = p.model;
     m.parameters = p.parameters;
-    m.paid_somewhere |= c.paid_off;
+    m.paid_somewhere |= c.paid_off();
     worlds.insert(p.world_size);
-    paid += c.paid_off;
+    paid += c.paid_off();
     undecided += c.payoff == Payoff::undecided;
     ++total;
   }

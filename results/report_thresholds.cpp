@@ -62,7 +62,7 @@ std::string ThresholdsText::range_verdict(const ThresholdGroup& group, const std
     const ConfigParams& p = cfg(c.n_gpu).params;
     if (!group.contains(p) || (!family.empty() && model_family(p.model) != family)) continue;
     ++compared;
-    paid += c.paid_off;
+    paid += c.paid_off();
     const double n = static_cast<double>(p.parameters);
     if (!(n >= smallest)) smallest = n;
     if (!(n <= largest)) largest = n;
@@ -147,10 +147,12 @@ void ThresholdsText::measured_threshold_sentence(const ThresholdGroup& group,
     std::vector<int64_t> batches;
   };
   std::map<std::string, std::vector<Outcome>> by_family;
+  bool any_undecided = false;
   for (const MeasuredThreshold& m : rows) {
     // Where the largest size that did not pay off is undecided (its interval holds 1), the
     // family is not shown to pay off there, which is not the same as shown not to.
     const bool undecided = m.pays_from < 0 && m.largest_not_paying_undecided;
+    any_undecided = any_undecided || undecided;
     const std::string text = undecided                  ? "undecided at " + m.largest_not_paying_model
                              : m.pays_from < 0          ? "not even at " + m.largest_not_paying_model
                              : m.largest_not_paying < 0 ? "at every size measured (from " + m.pays_from_model + ")"
@@ -170,15 +172,15 @@ void ThresholdsText::measured_threshold_sentence(const ThresholdGroup& group,
   std::vector<std::string> families;
   for (auto& [family, outcomes] : by_family) {
     std::vector<std::string> paid, not_paid;
-    bool any_undecided = false;
+    bool family_undecided = false;
     for (const Outcome& o : outcomes) {
-      any_undecided = any_undecided || o.undecided;
+      family_undecided = family_undecided || o.undecided;
       std::vector<std::string> batches;
       for (int64_t b : o.batches) batches.push_back(std::to_string(b));
       (o.paid ? paid : not_paid).push_back(o.text + " at batch " + listed(batches));
     }
     if (paid.empty())
-      families.push_back(family + (any_undecided ? " is not shown to pay off, " : " does not pay off, ") +
+      families.push_back(family + (family_undecided ? " is not shown to pay off, " : " does not pay off, ") +
                          listed(not_paid));
     else
       families.push_back(family + " pays off " + listed(paid) + (not_paid.empty() ? "" : ", but ") + listed(not_paid));
@@ -186,9 +188,6 @@ void ThresholdsText::measured_threshold_sentence(const ThresholdGroup& group,
   std::string text = "Measured thresholds for " + group.label() +
                      ", batch by batch with no fitted line (" + own_section_ + "; batch per rank): ";
   for (size_t i = 0; i < families.size(); ++i) text += (i == 0 ? "" : "; ") + families[i];
-  const bool any_undecided = std::any_of(rows.begin(), rows.end(), [](const MeasuredThreshold& m) {
-    return m.pays_from < 0 && m.largest_not_paying_undecided;
-  });
   doc_.paragraph(text + "." + (any_undecided ? " Undecided: the speedup's 95% interval holds 1." : ""));
 }
 

@@ -167,10 +167,10 @@ class ReportBuilder {
       const Comparison* best_unpaid = nullptr;  // the closest miss: its cause is the one worth naming
       int paid = 0, undecided = 0;
       for (const Comparison* c : comparisons) {
-        paid += c->paid_off;
+        paid += c->paid_off();
         undecided += c->payoff == Payoff::undecided;
         if (std::isfinite(c->speedup.speedup) && (!best || c->speedup.speedup > best->speedup.speedup)) best = c;
-        if (!c->paid_off && (!best_unpaid || c->speedup.speedup > best_unpaid->speedup.speedup)) best_unpaid = c;
+        if (!c->paid_off() && (!best_unpaid || c->speedup.speedup > best_unpaid->speedup.speedup)) best_unpaid = c;
       }
       std::string item = "**" + model + "** (" + group_thousands(parameters_of(model)) + " parameters): more " +
                          device_word() + " paid off in " + std::to_string(paid) + " of " +

@@ -134,7 +134,6 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
     // A side with one kept run has no spread to resample: its bootstrap "interval" would
     // treat that run as exact. The point speedup stays; the interval is n/a.
     if (analysis.configs[twin->second].throughput.n < 2 || n_gpu.throughput.n < 2) comparison.speedup.speedup_ci = {};
-    comparison.paid_off = pays_off(comparison.speedup);
     comparison.payoff = payoff_of(comparison.speedup);
     analysis.comparisons.push_back(comparison);
     speedups_by_group[ThresholdGroup::of(n_gpu.params)].push_back(comparison.speedup);

@@ -45,8 +45,8 @@ struct Comparison {
   size_t one_gpu = 0;  // indices into StudyAnalysis::configs
   size_t n_gpu = 0;
   ConfigSpeedup speedup;
-  bool paid_off = false;
-  Payoff payoff = Payoff::undecided;  // paid_off, told apart from undecided where it is false
+  Payoff payoff = Payoff::undecided;
+  bool paid_off() const { return payoff == Payoff::paid_off; }  // thresholds.hpp, pays_off
 };
 
 // ", exec graph, bfloat16": the execution mode and precision where they differ from the

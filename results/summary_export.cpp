@@ -129,7 +129,7 @@ const Comparison* comparison_of(const StudyAnalysis& analysis, size_t config) {
 
 std::string paid_off_text(const ConfigSummary& s, const Comparison* k) {
   if (s.params.world_size == 1 || !k) return "";
-  return k->paid_off ? "true" : "false";
+  return k->paid_off() ? "true" : "false";
 }
 
 }  // namespace

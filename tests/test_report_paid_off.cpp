@@ -65,9 +65,9 @@ TEST(ReportPaidOff, TextTablesCsvAndChartApplyTheSameRule) {
   // The case the rule settles: an interval above 1 that Welch's test does not call significant.
   ASSERT_GT(edge.speedup.speedup_ci.low, 1.0);
   ASSERT_GT(edge.speedup.p_value, 0.05);
-  EXPECT_TRUE(edge.paid_off);
-  EXPECT_TRUE(comparison_of(a, "clear").paid_off);
-  EXPECT_FALSE(comparison_of(a, "flat").paid_off);
+  EXPECT_TRUE(edge.paid_off());
+  EXPECT_TRUE(comparison_of(a, "clear").paid_off());
+  EXPECT_FALSE(comparison_of(a, "flat").paid_off());
 
   TempDir dir;
   ReportOptions options;
@@ -82,11 +82,11 @@ TEST(ReportPaidOff, TextTablesCsvAndChartApplyTheSameRule) {
   for (const char* model : {"clear", "edge", "flat"}) {
     SCOPED_TRACE(model);
     const Comparison& c = comparison_of(a, model);
-    EXPECT_EQ(table_interval_above_one(md, model), c.paid_off);
+    EXPECT_EQ(table_interval_above_one(md, model), c.paid_off());
     EXPECT_TRUE(contains(md, "**" + std::string(model) + "** (")) << md;
-    EXPECT_TRUE(contains(md, "paid off in " + std::string(c.paid_off ? "1" : "0") + " of 1 configurations")) << md;
-    EXPECT_EQ(csv.cell(a.configs[c.n_gpu].id, "paid_off"), c.paid_off ? "true" : "false");
-    yes_cells += c.paid_off;
+    EXPECT_TRUE(contains(md, "paid off in " + std::string(c.paid_off() ? "1" : "0") + " of 1 configurations")) << md;
+    EXPECT_EQ(csv.cell(a.configs[c.n_gpu].id, "paid_off"), c.paid_off() ? "true" : "false");
+    yes_cells += c.paid_off();
   }
   EXPECT_EQ(count_of(md, "**yes** "), static_cast<size_t>(yes_cells)) << "the pays-off matrix";
   if (!options.plots) GTEST_SKIP() << "gnuplot not on PATH: the chart is not drawn (Debian: gnuplot-nox)";
@@ -94,7 +94,7 @@ TEST(ReportPaidOff, TextTablesCsvAndChartApplyTheSameRule) {
   ASSERT_EQ(chart.size(), 3u);
   for (const char* model : {"clear", "edge", "flat"}) {
     const Comparison& c = comparison_of(a, model);
-    EXPECT_EQ(chart.at(static_cast<double>(a.configs[c.n_gpu].params.parameters)), c.paid_off) << model;
+    EXPECT_EQ(chart.at(static_cast<double>(a.configs[c.n_gpu].params.parameters)), c.paid_off()) << model;
   }
 }
 

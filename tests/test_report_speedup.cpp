@@ -35,7 +35,7 @@ void check_pair(const PairCase& pc) {
   EXPECT_NEAR(c.speedup.speedup, expected, 1e-12 * expected);
   EXPECT_NEAR(c.speedup.p_value, pc.p, 1e-6 * pc.p);
   EXPECT_TRUE(c.speedup.speedup_ci.contains(c.speedup.speedup));
-  EXPECT_EQ(c.paid_off, pc.paid_off);
+  EXPECT_EQ(c.paid_off(), pc.paid_off);
 }
 
 TEST(ReportSpeedup, RatioOfMeansAndSignificantGainPaysOff) {
@@ -59,7 +59,7 @@ TEST(ReportSpeedup, SingleRunsGiveAPointButNoIntervalNoPAndNoPayOff) {
   EXPECT_DOUBLE_EQ(a.comparisons[0].speedup.speedup, 3.0);
   EXPECT_FALSE(a.comparisons[0].speedup.speedup_ci.valid());
   EXPECT_TRUE(std::isnan(a.comparisons[0].speedup.p_value));
-  EXPECT_FALSE(a.comparisons[0].paid_off);
+  EXPECT_FALSE(a.comparisons[0].paid_off());
 }
 
 }  // namespace

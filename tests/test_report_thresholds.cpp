@@ -158,7 +158,7 @@ TEST(Thresholds, AFamilyWhoseIntervalHoldsOneIsUndecided) {
   for (const Comparison& c : a.comparisons) {
     ASSERT_TRUE(c.speedup.speedup_ci.contains(1.0)) << c.speedup.speedup_ci.low << " " << c.speedup.speedup_ci.high;
     EXPECT_EQ(c.payoff, Payoff::undecided);
-    EXPECT_FALSE(c.paid_off);
+    EXPECT_FALSE(c.paid_off());
   }
   TempDir out;
   const std::string md = markdown_report(in_memory_study(configs), a, out.path());
