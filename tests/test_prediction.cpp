@@ -396,30 +396,37 @@ PhaseStats stats_of(const std::vector<double>& values) {
   return s;
 }
 
-// A configuration measured `runs` times: run medians of the step around `true_step_us`,
-// spread sd_fraction of it; the throughput of each run follows from its step.
-MeasuredConfig simulated_config(const std::string& model, int world_size, double true_step_us, double backward_us,
-                                double sd_fraction, int runs, std::mt19937_64& generator) {
+// A configuration whose runs took these steps and backward passes (run means, us); the
+// throughput of each run follows from its step.
+MeasuredConfig measured_config(const std::string& model, int64_t parameters, int64_t batch_per_rank, int world_size,
+                               const std::vector<double>& steps, const std::vector<double>& backwards) {
   MeasuredConfig c;
   c.params.model = model;
-  c.params.parameters = 10'000'000;
-  c.params.batch_per_rank = 64;
-  c.params.global_batch = 64 * world_size;
+  c.params.parameters = parameters;
+  c.params.batch_per_rank = batch_per_rank;
+  c.params.global_batch = batch_per_rank * world_size;
   c.params.world_size = world_size;
   c.params.bucket_mb = 25;
   c.params.overlap = true;
   c.id = model + "_w" + std::to_string(world_size);
-  std::vector<double> steps, backwards, throughputs;
-  for (int r = 0; r < runs; ++r) {
-    const double step = true_step_us * (1 + sd_fraction * draw_normal(generator));
-    steps.push_back(step);
-    backwards.push_back(backward_us * (1 + sd_fraction * draw_normal(generator)));
-    throughputs.push_back(static_cast<double>(c.params.global_batch) * 1e6 / step);
-  }
+  std::vector<double> throughputs;
+  for (double step : steps) throughputs.push_back(static_cast<double>(c.params.global_batch) * 1e6 / step);
   c.step_us = stats_of(steps);
   c.backward_us = stats_of(backwards);
   c.throughput = stats_of(throughputs);
   return c;
+}
+
+// A configuration measured `runs` times: run medians of the step around `true_step_us`,
+// spread sd_fraction of it.
+MeasuredConfig simulated_config(const std::string& model, int world_size, double true_step_us, double backward_us,
+                                double sd_fraction, int runs, std::mt19937_64& generator) {
+  std::vector<double> steps, backwards;
+  for (int r = 0; r < runs; ++r) {
+    steps.push_back(true_step_us * (1 + sd_fraction * draw_normal(generator)));
+    backwards.push_back(backward_us * (1 + sd_fraction * draw_normal(generator)));
+  }
+  return measured_config(model, 10'000'000, 64, world_size, steps, backwards);
 }
 
 // The model holds by construction here (a power-law allreduce curve that its interpolation
@@ -470,24 +477,9 @@ TEST(PredictionInterval, StaysPositiveWhenARunsSpreadExceedsItsMean) {
   std::vector<double> times;
   for (double b : bytes) times.push_back(2.0 * std::pow(b, 0.6));
   const auto config = [](int world, const std::vector<double>& steps) {
-    MeasuredConfig c;
-    c.params.model = "m";
-    c.params.parameters = 250'000;
-    c.params.batch_per_rank = 8;
-    c.params.global_batch = 8 * world;
-    c.params.world_size = world;
-    c.params.bucket_mb = 25;
-    c.params.overlap = true;
-    c.id = "m_w" + std::to_string(world);
-    std::vector<double> backwards, throughputs;
-    for (double step : steps) {
-      backwards.push_back(step / 2);
-      throughputs.push_back(static_cast<double>(c.params.global_batch) * 1e6 / step);
-    }
-    c.step_us = stats_of(steps);
-    c.backward_us = stats_of(backwards);
-    c.throughput = stats_of(throughputs);
-    return c;
+    std::vector<double> backwards;
+    for (double step : steps) backwards.push_back(step / 2);
+    return measured_config("m", 250'000, 8, world, steps, backwards);
   };
   StudyDigest study;
   study.commbench_bytes = bytes;

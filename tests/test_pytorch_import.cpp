@@ -27,6 +27,14 @@ ConfigRecord ddpscale_config(int world, const std::vector<double>& throughputs, 
   return c;
 }
 
+// The same configuration as `ddpscale import-pytorch` writes PyTorch DDP's runs of it.
+ConfigRecord pytorch_config(int world, const std::vector<double>& throughputs) {
+  ConfigRecord c = ddpscale_config(world, throughputs);
+  c.params.engine = kEnginePytorchDdp;
+  c.id = config_id(c.params);
+  return c;
+}
+
 // A line as scripts/gpu/pytorch_ddp_reference.py prints it: `runs` runs of 3 steps.
 // The report of these configurations, as markdown (written into a folder of its own).
 std::string write_report_md(const std::vector<ConfigRecord>& records) {
@@ -205,12 +213,8 @@ TEST(PytorchImport, ImportWritesEveryLineOrNothing) {
 // 2 ranks {120, 120}. Every resample of equal values gives the same means, so each interval
 // is the point: speedups 1.8 and 1.2, ratios 1.0 (level) and 1.5 (faster).
 TEST(PytorchImport, TheEnginesSectionPairsTheTwoEnginesComparisons) {
-  std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100}), ddpscale_config(2, {180, 180})};
-  for (ConfigRecord c : {ddpscale_config(1, {100, 100}), ddpscale_config(2, {120, 120})}) {
-    c.params.engine = kEnginePytorchDdp;
-    c.id = config_id(c.params);
-    records.push_back(c);
-  }
+  const std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100}), ddpscale_config(2, {180, 180}),
+                                             pytorch_config(1, {100, 100}), pytorch_config(2, {120, 120})};
   const StudyAnalysis a = analyze_study(records);
   ASSERT_EQ(a.comparisons.size(), 2u);
   const std::vector<EnginePair> pairs = engine_pairs(a);
@@ -256,12 +260,8 @@ TEST(PytorchImport, TheEnginesSectionPairsTheTwoEnginesComparisons) {
 // {100, 100}, 2 ranks {60, 140}: every resample's mean is 60, 100 or 140, so its speedup
 // interval is [0.6, 1.4], which holds 1: undecided, not "did not pay off".
 TEST(PytorchImport, AnEngineWhoseIntervalHoldsOneIsUndecidedNotOpposite) {
-  std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100}), ddpscale_config(2, {180, 180})};
-  for (ConfigRecord c : {ddpscale_config(1, {100, 100}), ddpscale_config(2, {60, 140})}) {
-    c.params.engine = kEnginePytorchDdp;
-    c.id = config_id(c.params);
-    records.push_back(c);
-  }
+  const std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100}), ddpscale_config(2, {180, 180}),
+                                             pytorch_config(1, {100, 100}), pytorch_config(2, {60, 140})};
   const StudyAnalysis a = analyze_study(records);
   const std::vector<EnginePair> pairs = engine_pairs(a);
   ASSERT_EQ(pairs.size(), 1u);
@@ -281,11 +281,7 @@ TEST(PytorchImport, AnEngineWhoseIntervalHoldsOneIsUndecidedNotOpposite) {
 // Hand-worked: a study of 1 rank only, as a 1-GPU user runs it: ddpscale {100, 100} against
 // PyTorch {125, 125}, no comparison, a ratio of 0.8 whose every resample is the point.
 TEST(PytorchImport, ConfigurationsWithoutASpeedupStillShowBothEnginesRatio) {
-  std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100})};
-  ConfigRecord reference = ddpscale_config(1, {125, 125});
-  reference.params.engine = kEnginePytorchDdp;
-  reference.id = config_id(reference.params);
-  records.push_back(reference);
+  const std::vector<ConfigRecord> records = {ddpscale_config(1, {100, 100}), pytorch_config(1, {125, 125})};
   const StudyAnalysis a = analyze_study(records);
   ASSERT_TRUE(a.comparisons.empty());
   EXPECT_TRUE(engine_pairs(a).empty());
