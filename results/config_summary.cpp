@@ -140,6 +140,7 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
   summary.gpu_busy_us = median(busy);
   summary.calibration_host_us = median(calibration_host);
   summary.calibration_device_us = median(calibration_device);
+  summary.paired = config.paired;
   return summary;
 }
 

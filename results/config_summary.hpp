@@ -74,6 +74,9 @@ struct ConfigSummary {
   // When the first and the last run started (Unix ms, rank 0's clock), over every run of
   // the configuration; 0 where the runs' start times were not stored (before 2026-11-23).
   int64_t first_start_ms = 0, last_start_ms = 0;
+  // The paired design's blocks against the 1-rank twin, one per launch (N-rank only; empty
+  // where the speedup was measured with runs alone).
+  std::vector<PairedLaunch> paired;
 };
 
 // In what order a 1-GPU configuration's runs and its N-GPU twin's ran, read from their

@@ -15,6 +15,15 @@ const char* phase_name(Phase phase) {
   return "?";
 }
 
+const char* pair_kind_name(PairKind kind) {
+  switch (kind) {
+    case PairKind::speedup: return "speedup";
+    case PairKind::same_one_rank: return "same_one_rank";
+    case PairKind::same_n_ranks: return "same_n_ranks";
+  }
+  return "?";
+}
+
 int last_step_of_block(int step, int block, int steps) {
   const int end = (step / block + 1) * block;
   return (end < steps ? end : steps) - 1;

@@ -147,6 +147,35 @@ struct GradientTiming {
   bool recorded() const { return !parameters.empty(); }
 };
 
+// One pair of adjacent blocks of steps in the paired design (docs/methodology.md, "The paired
+// speedup"): inside one live job, a block of 1-rank steps and a block of N-rank steps take
+// turns, in an order drawn at random within each pair, so both blocks of a pair meet the
+// host in the same state. Two kinds of A/A pair check the design: both blocks from the
+// 1-rank session, or both from the N-rank session, taking turns the same way.
+enum class PairKind : int { speedup = 0, same_one_rank = 1, same_n_ranks = 2 };
+const char* pair_kind_name(PairKind kind);  // "speedup", "same_one_rank", "same_n_ranks"
+
+struct BlockPair {
+  PairKind kind = PairKind::speedup;
+  // speedup: A is the 1-rank block, B the N-rank block. A/A: A and B are two blocks of the
+  // same session, A the one the draw labelled first-in-principle (it ran first when a_first).
+  bool a_first = true;
+  double a_us = 0, b_us = 0;  // wall time of each block (N ranks: the slowest rank's)
+  double start_s = 0;         // when the pair began, seconds after the paired measurement began
+};
+
+// One launch's paired measurement of a configuration against its 1-rank twin, stored with
+// the N-rank configuration.
+struct PairedLaunch {
+  int launch = 0;
+  int block_steps = 0;  // steps per block, chosen from the pilot's autocorrelation
+  // The pilot: 1-rank steps timed one by one just before the blocks; their median, and the
+  // autocorrelation of their log step times at lags 1, 2, ... (index 0 is lag 1).
+  double pilot_step_us = 0;
+  std::vector<double> autocorrelation;
+  std::vector<BlockPair> pairs;  // in the order they ran
+};
+
 struct ConfigRecord {
   std::string id;  // stable name derived from the parameters, also the file name stem
   ConfigParams params;
@@ -160,6 +189,9 @@ struct ConfigRecord {
   std::string git_commit;
   std::string finished_utc;
   GradientTiming gradient_timing;
+  // The paired design's measurements, one per launch (N-rank configurations only; empty for
+  // studies that measured with runs alone).
+  std::vector<PairedLaunch> paired;
 };
 
 // Facts about the machine and software that produced a study.

@@ -409,6 +409,57 @@ GradientTiming read_gradient_timing(const H5Io& io, hid_t file) {
 }
 
 // ---------------------------------------------------------------------------------------
+// The paired design: group /paired, one launch's blocks (docs/hdf5-schema.md). Optional:
+// absent where the configuration was measured with runs alone.
+
+constexpr const char* kPairedGroup = "paired";
+
+void write_paired(const H5Io& io, hid_t file, const PairedLaunch& paired) {
+  std::vector<int64_t> kinds, a_first;
+  std::vector<double> a_us, b_us, start_s;
+  for (const BlockPair& pair : paired.pairs) {
+    kinds.push_back(static_cast<int64_t>(pair.kind));
+    a_first.push_back(pair.a_first ? 1 : 0);
+    a_us.push_back(pair.a_us);
+    b_us.push_back(pair.b_us);
+    start_s.push_back(pair.start_s);
+  }
+  H5Group g = io.create_group(file, kPairedGroup);
+  io.put_int(g.get(), "launch", paired.launch);
+  io.put_int(g.get(), "block_steps", paired.block_steps);
+  io.put_double(g.get(), "pilot_step_us", paired.pilot_step_us);
+  io.put_doubles(g.get(), "autocorrelation", paired.autocorrelation);
+  io.put_ints(g.get(), "kind", kinds);
+  io.put_ints(g.get(), "a_first", a_first);
+  io.put_doubles(g.get(), "a_us", a_us);
+  io.put_doubles(g.get(), "b_us", b_us);
+  io.put_doubles(g.get(), "start_s", start_s);
+}
+
+std::vector<PairedLaunch> read_paired(const H5Io& io, hid_t file) {
+  if (!io.has_link(file, kPairedGroup)) return {};
+  H5Group g = io.open_group(file, kPairedGroup);
+  PairedLaunch paired;
+  paired.launch = static_cast<int>(io.get_int(g.get(), "launch"));
+  paired.block_steps = static_cast<int>(io.get_int(g.get(), "block_steps"));
+  paired.pilot_step_us = io.get_double(g.get(), "pilot_step_us");
+  paired.autocorrelation = io.get_doubles(g.get(), "autocorrelation");
+  const auto kinds = io.get_ints(g.get(), "kind");
+  const long count = static_cast<long>(kinds.size());
+  const auto a_first = io.get_ints(g.get(), "a_first", count);
+  const auto a_us = io.get_doubles(g.get(), "a_us", count);
+  const auto b_us = io.get_doubles(g.get(), "b_us", count);
+  const auto start_s = io.get_doubles(g.get(), "start_s", count);
+  if (paired.block_steps < 1) throw io.error("paired: block_steps " + std::to_string(paired.block_steps) + " < 1");
+  for (size_t i = 0; i < kinds.size(); ++i) {
+    if (kinds[i] < 0 || kinds[i] > static_cast<int64_t>(PairKind::same_n_ranks))
+      throw io.error("paired: pair " + std::to_string(i) + " has unknown kind " + std::to_string(kinds[i]));
+    paired.pairs.push_back({static_cast<PairKind>(kinds[i]), a_first[i] != 0, a_us[i], b_us[i], start_s[i]});
+  }
+  return {paired};
+}
+
+// ---------------------------------------------------------------------------------------
 // Study metadata: attributes of group /metadata, one per row of kMetadataFields; commbench:
 // parallel datasets in /commbench.
 
@@ -483,6 +534,7 @@ std::vector<ConfigRecord> merge_launches(std::vector<ConfigRecord> records) {
     for (RunRecord& run : record.runs) into.runs.push_back(std::move(run));
     // Each launch records its own; the first one recorded stands for the configuration.
     if (!into.gradient_timing.recorded()) into.gradient_timing = std::move(record.gradient_timing);
+    for (PairedLaunch& paired : record.paired) into.paired.push_back(std::move(paired));
     into.launches = std::max(into.launches, record.launches);
     // The newest launch names the build and the time the configuration was complete.
     if (record.finished_utc > into.finished_utc) {
@@ -508,6 +560,8 @@ void write_config(const std::string& dir, const ConfigRecord& record) {
     io.put_int(file, "launches", record.launches);
     write_params(io, file, record.params);
     if (record.gradient_timing.recorded()) write_gradient_timing(io, file, record.gradient_timing);
+    // A file holds one launch's blocks: the launch that wrote it.
+    if (!record.paired.empty()) write_paired(io, file, record.paired.back());
     H5Group runs = io.create_group(file, "runs");
     for (const auto& run : record.runs) write_run(io, runs.get(), run);
   });
@@ -530,6 +584,7 @@ ConfigRecord read_config(const std::string& path) {
   }
   record.params = read_params(io, file.get());
   record.gradient_timing = read_gradient_timing(io, file.get());
+  record.paired = read_paired(io, file.get());
   H5Group runs = io.open_group(file.get(), "runs");
   for (const auto& name : io.member_names(runs.get())) record.runs.push_back(read_run(io, runs.get(), name));
   // Group names sort as text; run_10000 would land between run_1000 and run_1001.

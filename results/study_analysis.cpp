@@ -98,6 +98,16 @@ std::string twin_key(const ConfigParams& p) {
          std::to_string(p.measured_steps) + "|" + p.engine;
 }
 
+// The paired design's speedup where it measured the comparison: the runs' estimate stays
+// available to the caller only through the runs themselves.
+static void use_paired_speedup(const PairedEstimate& paired, ConfigSpeedup& speedup) {
+  speedup.speedup = paired.ratio;
+  speedup.speedup_ci = paired.ci;
+  speedup.p_value = paired.p_value;
+  speedup.launches = paired.launches;
+  speedup.design = "paired";
+}
+
 StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const BootstrapOptions& bootstrap) {
   StudyAnalysis analysis;
   for (const ConfigRecord& record : records) analysis.configs.push_back(summarize_config(record));
@@ -130,10 +140,14 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
     Comparison comparison;
     comparison.one_gpu = twin->second;
     comparison.n_gpu = i;
-    comparison.speedup = speedup_over_one_gpu(analysis.configs[twin->second], n_gpu, bootstrap);
+    const ConfigSummary& one_gpu = analysis.configs[twin->second];
+    comparison.speedup = speedup_over_one_gpu(one_gpu, n_gpu, bootstrap);
     // A side with one kept run has no spread to resample: its bootstrap "interval" would
     // treat that run as exact. The point speedup stays; the interval is n/a.
-    if (analysis.configs[twin->second].throughput.n < 2 || n_gpu.throughput.n < 2) comparison.speedup.speedup_ci = {};
+    if (one_gpu.throughput.n < 2 || n_gpu.throughput.n < 2) comparison.speedup.speedup_ci = {};
+    comparison.paired = paired_checks(n_gpu.paired, n_gpu.params.scaling, n_gpu.params.world_size,
+                                      one_gpu.params.global_batch, throughputs_by_launch(one_gpu));
+    if (comparison.paired.measured) use_paired_speedup(comparison.paired.speedup, comparison.speedup);
     comparison.payoff = payoff_of(comparison.speedup);
     analysis.comparisons.push_back(comparison);
     speedups_by_group[ThresholdGroup::of(n_gpu.params)].push_back(comparison.speedup);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config_summary.hpp"
+#include "paired_speedup.hpp"
 #include "run_record.hpp"
 #include "run_store.hpp"
 #include "thresholds.hpp"
@@ -45,6 +46,9 @@ struct Comparison {
   size_t one_gpu = 0;  // indices into StudyAnalysis::configs
   size_t n_gpu = 0;
   ConfigSpeedup speedup;
+  // The paired design's estimate and checks, where it measured this comparison; its
+  // speedup is then the one `speedup` holds.
+  PairedChecks paired;
   Payoff payoff = Payoff::undecided;
   bool paid_off() const { return payoff == Payoff::paid_off; }  // thresholds.hpp, pays_off
 };

@@ -20,6 +20,9 @@ struct ConfigSpeedup {
   double p_value = kNaN;    // Welch, throughput(N) vs throughput(1), over the runs
   int world_size = 2;
   int launches = 1;         // the launches the interval was computed over
+  // Which design measured it: "paired" (1-rank and N-rank blocks taking turns inside one
+  // live job, results/paired_speedup.hpp) or "runs" (whole runs of each side).
+  std::string design = "runs";
 };
 
 // "Pays off": the speedup's 95% bootstrap interval lies wholly above 1. The one rule of the

@@ -1,0 +1,319 @@
+// The paired design's decisions and estimates (results/paired_design.hpp, paired_speedup.hpp),
+// and the design itself on a simulated host whose speed follows a known process.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include <boost/math/distributions/students_t.hpp>
+
+#include "launch_statistics.hpp"
+#include "paired_design.hpp"
+#include "paired_speedup.hpp"
+
+namespace ddpscale {
+namespace {
+
+// ---- Autocorrelation and the block length -----------------------------------------------
+
+TEST(PairedDesign, AutocorrelationMatchesRsAcf) {
+  // R: acf(1:5, plot = FALSE) gives 1.0, 0.4, -0.1, -0.4, -0.4 at lags 0..4.
+  const std::vector<double> r = autocorrelation({1, 2, 3, 4, 5}, 4);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_NEAR(r[0], 0.4, 1e-15);
+  EXPECT_NEAR(r[1], -0.1, 1e-15);
+  EXPECT_NEAR(r[2], -0.4, 1e-15);
+  EXPECT_NEAR(r[3], -0.4, 1e-15);
+  EXPECT_EQ(autocorrelation({1, 2, 3}, 10).size(), 2u);  // lags beyond the series are left out
+  EXPECT_TRUE(std::isnan(autocorrelation({2, 2, 2}, 1)[0]));
+}
+
+std::vector<double> ar1_series(double phi, size_t n, uint64_t seed) {
+  std::mt19937_64 draw(seed);
+  std::normal_distribution<double> noise(0, 1);
+  std::vector<double> x{noise(draw)};
+  for (size_t t = 1; t < n; ++t) x.push_back(phi * x.back() + std::sqrt(1 - phi * phi) * noise(draw));
+  return x;
+}
+
+TEST(PairedDesign, BlockLengthFollowsTheAutocorrelationOfSyntheticSeries) {
+  // AR(1) with coefficient phi has autocorrelation phi^k, which first falls below 0.5 after
+  // k* = floor(log 0.5 / log phi) lags. Slow steps (10 ms), so the duration floor stays out.
+  int previous = 0;
+  for (const double phi : {0.8, 0.9, 0.95, 0.98}) {
+    const int expected = static_cast<int>(std::floor(std::log(0.5) / std::log(phi)));
+    const std::vector<double> series = ar1_series(phi, 40000, 7);
+    const int chosen = choose_block_steps(autocorrelation(series, kPilotMaxLag), 10000);
+    // The estimate of a lag-k autocorrelation from 40,000 steps has a standard error of a
+    // few hundredths; near the bar that moves the crossing by about a quarter of k*.
+    EXPECT_NEAR(chosen, std::max(expected, kMinBlockSteps), std::max(1.0, 0.3 * expected)) << "phi " << phi;
+    EXPECT_GT(chosen, previous) << "a longer-lived host state gives longer blocks";
+    previous = chosen;
+  }
+}
+
+TEST(PairedDesign, BlockLengthBounds) {
+  EXPECT_EQ(choose_block_steps({0.1}, 10000), kMinBlockSteps);  // no holding state: the least
+  EXPECT_EQ(choose_block_steps({}, 10000), kMinBlockSteps);
+  EXPECT_EQ(choose_block_steps({0.1}, 100), static_cast<int>(kMinBlockUs / 100));  // 2 ms of work at least
+  EXPECT_EQ(choose_block_steps(std::vector<double>(500, 0.9), 10000), kMaxBlockSteps);
+  EXPECT_EQ(choose_block_steps({0.9, 0.8, 0.3, 0.9, 0.9}, 10000), 2) << "counts only until the first drop";
+}
+
+TEST(PairedDesign, RoundsAreTheSameOnEveryRankAndShuffled) {
+  const auto a = plan_round(42, 1, 3);
+  const auto b = plan_round(42, 1, 3);
+  ASSERT_EQ(a.size(), static_cast<size_t>(kPairsPerRound));
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].a_first, b[i].a_first);
+  }
+  const auto count = [](const std::vector<PlannedPair>& round, PairKind kind) {
+    return std::count_if(round.begin(), round.end(), [kind](const PlannedPair& p) { return p.kind == kind; });
+  };
+  EXPECT_EQ(count(a, PairKind::speedup), kSpeedupPairsPerRound);
+  EXPECT_EQ(count(a, PairKind::same_one_rank), 1);
+  EXPECT_EQ(count(a, PairKind::same_n_ranks), 1);
+  // Over many rounds each order comes about half the time, and the A/A pairs move around.
+  int a_first = 0, pairs = 0;
+  std::set<size_t> aa_positions;
+  for (int round = 0; round < 200; ++round)
+    for (size_t i = 0; i < static_cast<size_t>(kPairsPerRound); ++i) {
+      const PlannedPair p = plan_round(42, 0, round)[i];
+      a_first += p.a_first ? 1 : 0;
+      ++pairs;
+      if (p.kind == PairKind::same_one_rank) aa_positions.insert(i);
+    }
+  EXPECT_NEAR(static_cast<double>(a_first) / pairs, 0.5, 0.05);  // 2,000 fair coins: sd 0.011
+  EXPECT_EQ(aa_positions.size(), static_cast<size_t>(kPairsPerRound));
+  for (const PlannedPair& p : plan_round(42, 0, 0, /*fixed_order=*/true)) EXPECT_TRUE(p.a_first);
+}
+
+TEST(PairedDesign, RoundsStopAtTheBudgetAfterTheMinimum) {
+  EXPECT_TRUE(another_round(kMinRounds - 1, 100.0, 1.0));
+  EXPECT_TRUE(another_round(kMinRounds, 0.5, 2.0));
+  EXPECT_FALSE(another_round(kMinRounds, 1.9, 2.0));  // the next round would end well past it
+  EXPECT_FALSE(another_round(kMostRounds, 0.0, 2.0));
+}
+
+// ---- The two-level estimate ----------------------------------------------------------------
+
+TEST(PairedSpeedup, OneLaunchOfIndependentPairsIsTheTIntervalOfTheLogMean) {
+  // Independent log ratios: the batches stay single pairs, and the interval is
+  // exp(mean +- t(n - 1) sd / sqrt(n)) times the scale, computed here from its definition.
+  std::mt19937_64 draw(3);
+  std::normal_distribution<double> noise(std::log(0.7), 0.05);
+  std::vector<double> logs;
+  for (int i = 0; i < 64; ++i) logs.push_back(noise(draw));
+  const PairedEstimate e = two_level_log_ratio({logs}, 2.0);
+  double m = 0, ss = 0;
+  for (double x : logs) m += x;
+  m /= logs.size();
+  for (double x : logs) ss += (x - m) * (x - m);
+  const double se = std::sqrt(ss / (logs.size() - 1) / logs.size());
+  const double t = boost::math::quantile(boost::math::students_t(logs.size() - 1), 0.975);
+  EXPECT_EQ(e.pairs_per_batch, 1);
+  EXPECT_EQ(e.level, "batches");
+  EXPECT_NEAR(e.ratio, 2 * std::exp(m), 1e-12);
+  EXPECT_NEAR(e.ci.low, 2 * std::exp(m - t * se), 1e-12);
+  EXPECT_NEAR(e.ci.high, 2 * std::exp(m + t * se), 1e-12);
+}
+
+TEST(PairedSpeedup, LaunchesThatDisagreeSetTheInterval) {
+  // Two launches, each tight, their means 10% apart: the interval must hold both, with 1
+  // degree of freedom (t = 12.71), not the batches' many.
+  std::vector<double> a(40, std::log(1.0)), b(40, std::log(1.1));
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] += (i % 2 ? 0.001 : -0.001);
+    b[i] += (i % 2 ? 0.001 : -0.001);
+  }
+  const PairedEstimate e = two_level_log_ratio({a, b}, 1.0);
+  EXPECT_EQ(e.level, "launches");
+  EXPECT_EQ(e.launches, 2);
+  const double m = (std::log(1.0) + std::log(1.1)) / 2;
+  const double se = std::fabs(std::log(1.1)) / 2;  // sd of two values / sqrt(2)
+  EXPECT_NEAR(e.ci.high, std::exp(m + 12.706204736174698 * se), 1e-9);
+}
+
+TEST(PairedSpeedup, CorrelatedPairsAreBatchedUntilTheBatchesAreNot) {
+  // Log ratios that follow an AR(1) of coefficient 0.9 are far from independent pair by pair.
+  const std::vector<double> series = ar1_series(0.9, 4096, 11);
+  const PairedEstimate e = two_level_log_ratio({series}, 1.0);
+  EXPECT_GE(e.pairs_per_batch, 8);
+  EXPECT_GE(e.batches, kMinBatches);
+}
+
+// ---- The design on a simulated host -------------------------------------------------------
+
+// A host whose speed follows a known process: the log slowdown is the sum of two
+// Ornstein-Uhlenbeck components in time (30 ms and 1 s), plus a per-launch level and per-step
+// noise; a block that follows a block of the other session runs slower by a switch cost. Each side has its own true step time, so the true speedup is known exactly.
+struct SimulatedHost {
+  double fast_sd = 0.15, fast_tau_s = 0.03, slow_sd = 0.15, slow_tau_s = 1.0, step_sd = 0.05;
+  double launch_sd = 0.2;
+  double switch_cost = 0.0;  // how much slower a block runs right after a switch of sessions
+  std::mt19937_64 draw;
+  std::normal_distribution<double> unit{0, 1};
+  double now_s = 0, fast = 0, slow = 0, level = 0;
+  int last_session = -1;
+
+  explicit SimulatedHost(uint64_t seed) : draw(seed) {}
+  void new_launch() {
+    level = launch_sd * unit(draw);
+    fast = fast_sd * unit(draw);
+    slow = slow_sd * unit(draw);
+    last_session = -1;
+  }
+  void advance(double dt) {
+    now_s += dt;
+    const double a = std::exp(-dt / fast_tau_s), b = std::exp(-dt / slow_tau_s);
+    fast = a * fast + fast_sd * std::sqrt(1 - a * a) * unit(draw);
+    slow = b * slow + slow_sd * std::sqrt(1 - b * b) * unit(draw);
+  }
+  // One step of `session` (0: 1 rank, 1: N ranks) whose true time is true_us.
+  double step(int session, double true_us) {
+    const double us = true_us * std::exp(level + fast + slow + step_sd * unit(draw));
+    advance(us * 1e-6);
+    return us;
+  }
+  double block(int session, double true_us, int steps) {
+    const double cost = last_session >= 0 && last_session != session ? 1 + switch_cost : 1;
+    last_session = session;
+    double total = 0;
+    for (int s = 0; s < steps; ++s) total += step(session, true_us * cost);
+    return total;
+  }
+};
+
+constexpr double kOneRankUs = 500, kNRanksUs = 700;
+constexpr int kWorld = 2;
+constexpr double kTrueSpeedup = kWorld * kOneRankUs / kNRanksUs;  // weak scaling
+
+// One launch of the paired design on the host, as trainer/study/paired_blocks.cpp runs it.
+PairedLaunch simulate_paired_launch(SimulatedHost& host, int launch, double budget_s, bool fixed_order) {
+  host.new_launch();
+  PairedLaunch out;
+  out.launch = launch;
+  std::vector<double> pilot;
+  for (int s = 0; s < kPilotSteps; ++s) pilot.push_back(std::log(host.step(0, kOneRankUs)));
+  out.autocorrelation = autocorrelation(pilot, kPilotMaxLag);
+  out.block_steps = choose_block_steps(out.autocorrelation, kOneRankUs);
+  const double start = host.now_s;
+  for (int round = 0;; ++round) {
+    for (const PlannedPair& plan : plan_round(42, launch, round, fixed_order)) {
+      const int a_session = plan.kind == PairKind::same_n_ranks ? 1 : 0;
+      const int b_session = plan.kind == PairKind::same_one_rank ? 0 : 1;
+      const double a_true = a_session ? kNRanksUs : kOneRankUs, b_true = b_session ? kNRanksUs : kOneRankUs;
+      BlockPair pair{plan.kind, plan.a_first, 0, 0, host.now_s - start};
+      if (plan.a_first) {
+        pair.a_us = host.block(a_session, a_true, out.block_steps);
+        pair.b_us = host.block(b_session, b_true, out.block_steps);
+      } else {
+        pair.b_us = host.block(b_session, b_true, out.block_steps);
+        pair.a_us = host.block(a_session, a_true, out.block_steps);
+      }
+      out.pairs.push_back(pair);
+    }
+    if (!another_round(round + 1, host.now_s - start, budget_s)) break;
+  }
+  return out;
+}
+
+// Today's runs design on the same host: per launch, `runs` runs of each side alternating
+// A B B A, each of `steps` steps after a gap (session setup, warm-up, barriers) of 0.1-0.6 s.
+void simulate_runs_launch(SimulatedHost& host, int runs, int steps, std::vector<double>& one, std::vector<double>& n) {
+  host.new_launch();
+  std::uniform_real_distribution<double> gap(0.1, 0.6);
+  for (int k = 0; k < runs; ++k)
+    for (int j = 0; j < 2; ++j) {
+      const int session = (k % 2 == 0) ? j : 1 - j;
+      host.advance(gap(host.draw));
+      const double us = host.block(session, session ? kNRanksUs : kOneRankUs, steps);
+      (session ? n : one).push_back((session ? kWorld : 1) * steps / (us * 1e-6));  // samples per second, batch 1
+    }
+}
+
+struct Coverage {
+  int covered = 0, studies = 0;
+  std::vector<double> half_widths;
+  double share() const { return static_cast<double>(covered) / studies; }
+  double median_half_width() const {
+    std::vector<double> h = half_widths;
+    std::sort(h.begin(), h.end());
+    return h[h.size() / 2];
+  }
+};
+
+TEST(PairedSpeedup, OnASimulatedHostThePairedIntervalCoversTheTrueSpeedupAndIsNarrow) {
+  Coverage paired, aa_one, aa_n, runs;
+  for (int study = 0; study < 100; ++study) {
+    SimulatedHost host(1000 + study);
+    std::vector<PairedLaunch> launches;
+    for (int l = 0; l < 3; ++l) launches.push_back(simulate_paired_launch(host, l, 1.0, false));
+    const PairedChecks checks = paired_checks(launches, "weak", kWorld, 1, {});
+    ++paired.studies;
+    paired.covered += checks.speedup.ci.contains(kTrueSpeedup);
+    paired.half_widths.push_back(checks.speedup.relative_half_width());
+    ++aa_one.studies;
+    aa_one.covered += checks.same_one_rank.ci.contains(1.0);
+    ++aa_n.studies;
+    aa_n.covered += checks.same_n_ranks.ci.contains(1.0);
+
+    LaunchGroups one(3), n(3);
+    for (int l = 0; l < 3; ++l) simulate_runs_launch(host, 5, 60, one[l], n[l]);
+    const LaunchSpeedup today = two_level_bootstrap_speedup(one, n, kWorld, BootstrapOptions{2000});
+    ++runs.studies;
+    runs.covered += today.estimate.speedup_ci.contains(kTrueSpeedup);
+    runs.half_widths.push_back((today.estimate.speedup_ci.high - today.estimate.speedup_ci.low) / 2 /
+                               today.estimate.speedup);
+  }
+  std::printf("paired: coverage %.2f, median half-width %.4f; A/A 1 rank %.2f, N ranks %.2f; runs: coverage %.2f, "
+              "median half-width %.4f\n",
+              paired.share(), paired.median_half_width(), aa_one.share(), aa_n.share(), runs.share(),
+              runs.median_half_width());
+  EXPECT_GE(paired.share(), 0.90);
+  EXPECT_GE(aa_one.share(), 0.90);
+  EXPECT_GE(aa_n.share(), 0.90);
+  // The host's states cancel within a pair: the paired interval is several times narrower
+  // than the runs' on the same host, for the same three launches.
+  EXPECT_LT(paired.median_half_width() * 3, runs.median_half_width());
+}
+
+TEST(PairedSpeedup, TheAACheckFiresOnABiasedPairingAndNotOnAFairOne) {
+  // A host where a block right after a switch of sessions runs 10% slower (caches and clocks
+  // settling): with every pair in a fixed order, an A/A pair's first block always follows a
+  // block of the other session and pays it, its second never does; drawn orders spread the
+  // cost over both sides alike.
+  int fired_fixed = 0, fired_fair = 0;
+  const int studies = 40;
+  for (int study = 0; study < studies; ++study) {
+    for (const bool fixed : {true, false}) {
+      SimulatedHost host(5000 + study);
+      host.switch_cost = 0.10;
+      host.fast_sd = host.slow_sd = 0.05;
+      std::vector<PairedLaunch> launches;
+      for (int l = 0; l < 3; ++l) launches.push_back(simulate_paired_launch(host, l, 1.0, fixed));
+      const PairedChecks checks = paired_checks(launches, "weak", kWorld, 1, {});
+      (fixed ? fired_fixed : fired_fair) += checks.aa_covers_one() ? 0 : 1;
+    }
+  }
+  EXPECT_GE(fired_fixed, studies * 9 / 10);
+  EXPECT_LE(fired_fair, studies / 10);
+}
+
+TEST(PairedSpeedup, SoloCheckComparesThePairedOneRankThroughputWithTheRuns) {
+  // Blocks of 10 steps of batch 4 in 1000 us: 40,000 samples/s; runs at 40,000 and 50,000.
+  PairedLaunch launch;
+  launch.block_steps = 10;
+  for (int i = 0; i < 40; ++i) launch.pairs.push_back({PairKind::speedup, true, 1000.0 * (i % 2 ? 1.01 : 0.99), 700, 0});
+  const PairedEstimate same = solo_check({launch}, 4, {{40000, 40000 * 1.01, 40000 * 0.99}});
+  EXPECT_TRUE(same.ci.contains(1.0));
+  const PairedEstimate slower = solo_check({launch}, 4, {{50000, 50000 * 1.01, 50000 * 0.99}});
+  EXPECT_NEAR(slower.ratio, 0.8, 0.01);
+  EXPECT_FALSE(slower.ci.contains(1.0));
+}
+
+}  // namespace
+}  // namespace ddpscale
