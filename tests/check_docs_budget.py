@@ -37,7 +37,7 @@ DOCS_MAX_FILES = 300
 # Phrases that narrate how something came to be. Words are joined by \s+ so a phrase broken
 # over two lines still matches.
 HISTORY_PATTERNS = [
-    r"no\s+longer",
+    r"no\s+longer(?!\s+than)",
     r"(?<!\bis\s)(?<!\bare\s)(?<!\bbe\s)(?<!\bwas\s)(?<!\bwere\s)(?<!\bbeen\s)\bused\s+to\b",
     r"(?:before|after|since|until|as\s+of)\s+commit\b",
     r"this\s+session",
