@@ -63,7 +63,9 @@ HISTORY_RE = re.compile("|".join(f"(?:{p})" for p in HISTORY_PATTERNS), re.IGNOR
 DATE_RE = re.compile(r"(?<![0-9])20\d\d-[01]\d-[0-3]\d(?![0-9])")
 HASH_RE = re.compile(r"(?<![0-9A-Za-z_./-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9A-Za-z_])")
 
-SKIPPED_DIRS = {".git", "studies", "node_modules", "__pycache__"}
+# Outputs and other projects' sources that land in a checkout (the .gitignore'd folders,
+# hidden ones such as a .venv or a .nccl-tests copy): not this project's text.
+SKIPPED_DIRS = {"studies", "out", "bench-out", "reports", "models-out", "node_modules", "__pycache__"}
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cmake", ".sh", ".py")
 LINKED_DOCS = ["README.md", "experiments/README.md", "scripts/README.md"]
 
@@ -79,7 +81,7 @@ def line_of(text, offset):
 def walk_files(root):
     for folder, dirs, files in os.walk(root):
         here = rel(root, folder)
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("build")
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(("build", "."))
                          and not (here == "docs" and d == "results"))
         for name in sorted(files):
             yield os.path.join(folder, name)
@@ -386,6 +388,8 @@ def good_repository(root):
     write(root, "scripts/run.sh", "#!/usr/bin/env bash\n# Runs the study; ${#names[@]} names.\necho \"no longer in a comment\"\n")
     write(root, "src/a.cpp", "// Buckets fill in reverse order, as PyTorch's reducer does.\n"
           "int seed = 0x9e3779b9; const char* s = \"2026-11-23 no longer\"; /* why: a ring */\n")
+    write(root, ".venv/lib/site.py", "# no longer read; measured 2026-11-23\n")  # not the project's text
+    write(root, "build/gen.cpp", "// no longer generated\n")
     write(root, "src/a.py", "\"\"\"What a run is.\"\"\"\nx = 'since commit abc1234'  # the median, not the mean\n")
 
 
@@ -425,6 +429,7 @@ def self_test():
         ("a commit in a block comment", lambda r: write(r, "src/b.cpp", "/* the layout of\n   3a85ae6 */ int y;\n"), "src/b.cpp:2: a commit hash (3a85ae6)"),
         ("history in a shell comment", lambda r: write(r, "scripts/b.sh", "echo hi  # this session's fix\n"), "scripts/b.sh:1: narrates history (\"this session\")"),
         ("history in a CMake comment", lambda r: write(r, "tests/x.cmake", "# commbench, which once accepted 0\nadd_test()\n"), "tests/x.cmake:1: narrates history (\"once accepted\")"),
+        ("history in a folder of the project's own", lambda r: write(r, "tools/y.py", "# no longer\n"), "tools/y.py:1: narrates history"),
         ("history in a Python docstring", lambda r: write(r, "scripts/c.py", "\"\"\"Runs faster than it did before.\"\"\"\n"), "scripts/c.py:1: narrates history"),
         ("a broken link in docs", lambda r: write(r, "docs/own-models.md", "[data](results/gone/report.md)\n"), "docs/own-models.md:1: broken link to results/gone/report.md"),
         ("a broken link in README.md", lambda r: write(r, "README.md", "[m](docs/missing.md#x)\n"), "README.md:1: broken link to docs/missing.md#x"),
