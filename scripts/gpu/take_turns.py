@@ -30,7 +30,7 @@ both programs', `--process-shift` shifts[k mod n]: each holds that much GPU memo
 anything else, so the sets sample layouts and the interval over sets covers them; take-turns.md
 then also gives each shift's ratio.
 
-Most of a set's time is not judged: on one H200 (docs/methodology.md, "Taking turns") the sets spent
+Most of a set's time is not judged: on one H200 the sets spent
 28-39% of the wall starting and stopping processes and 39-47% in turn 0 (the first CUDA calls),
 19-25% in the turns judged. --start-together starts all rows' processes of a set at once and
 gives every one its turn 0 at the same time, so both costs are paid once per set, overlapped,
