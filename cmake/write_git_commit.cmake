@@ -6,7 +6,7 @@ execute_process(COMMAND git rev-parse --short=12 HEAD
   WORKING_DIRECTORY ${SOURCE_DIR}
   OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 # Sources that differ from that commit are named so: a copy of a newer tree beside an older
-# .git once recorded the older commit for the newer code (docs/benchmarks.md, 2026-11-24).
+# .git would otherwise record the older commit for the newer code.
 if(commit)
   execute_process(COMMAND git diff --quiet HEAD --
     WORKING_DIRECTORY ${SOURCE_DIR} RESULT_VARIABLE differs OUTPUT_QUIET ERROR_QUIET)

@@ -67,7 +67,7 @@ torch::Tensor EncoderBlockImpl::maybe_dropout(const torch::Tensor& x) {
 
 // Every Linear and LayerNorm works on [batch * sequence, d] rows, so each Linear is one
 // addmm, its bias added inside the GEMM; on [batch, sequence, d] LibTorch 2.11 launched a
-// GEMM and a separate bias add per Linear (measured on an H200, 2026-11-23).
+// GEMM and a separate bias add per Linear (measured on an H200).
 torch::Tensor EncoderBlockImpl::forward(const torch::Tensor& x) {
   const auto rows = x.reshape({-1, shape_.d_model});
   const auto h = norm1_->forward(rows + maybe_dropout(self_attention(rows, x.size(0), x.size(1))));

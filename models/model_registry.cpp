@@ -74,7 +74,7 @@ class RecurrentModel final : public Model {
   }
   // Stored time-major, so the transpose in forward is already cuDNN's contiguous input. From
   // a [batch, ...] contiguous batch, LibTorch's cuDNN path made that copy three times a step,
-  // forward and backward (docs/benchmarks.md, 2026-11-25).
+  // forward and backward (measured on an H100).
   torch::Tensor in_reading_layout(const torch::Tensor& inputs) const override {
     return inputs.transpose(0, 1).contiguous().transpose(0, 1);
   }

@@ -1,6 +1,6 @@
 // Where `ddpscale predict` gets its measurements: a study folder (the HDF5 runs, reduced as
 // the report reduces them), or a report folder (summary.csv, and commbench.csv with the
-// allreduce curve) for studies whose runs are no longer at hand.
+// allreduce curve) for studies whose runs are not at hand.
 #pragma once
 #include <string>
 #include <vector>

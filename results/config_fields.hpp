@@ -49,7 +49,7 @@ struct ConfigField {
   Stored stored;
 };
 
-// In the order the attributes are written (kept, so files come out byte for byte as before).
+// In the order the attributes are written (kept, so a file written again comes out byte for byte the same).
 // nccl_variables is not matched on resume: it records the environment the trainer found at
 // write time, not a setting of the experiment (nccl_profile is the setting).
 // clang-format off

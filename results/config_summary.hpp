@@ -31,7 +31,7 @@ std::array<double, kPhaseCount> run_phase_medians_us(const RunRecord& run);
 // calibration_device_us) in a run; NaN where it has none. Rank 0, not the slowest rank: rank 0
 // is in every configuration's group (groups are the first N ranks), so the 1-rank and N-rank
 // halves of a speedup are compared on the same process and GPU, while the largest of N noisy
-// readings grows with N by itself (2 H200, 2026-11-23: the device-launch median of the
+// readings grows with N by itself (2 H200: the device-launch median of the
 // slowest rank was up to 30% above the 1-rank half's, rank 0's within 16%, in interleaved
 // pairs that met the same host).
 double rank0_calibration(const RunRecord& run, std::vector<float> RankTimings::*series);
@@ -72,7 +72,7 @@ struct ConfigSummary {
   double calibration_host_us = kNaN;
   double calibration_device_us = kNaN;
   // When the first and the last run started (Unix ms, rank 0's clock), over every run of
-  // the configuration; 0 where the runs' start times were not stored (before 2026-11-23).
+  // the configuration; 0 where the runs' start times were not stored (files of older builds).
   int64_t first_start_ms = 0, last_start_ms = 0;
   // The paired design's blocks against the 1-rank twin, one per launch (N-rank only; empty
   // where the speedup was measured with runs alone).

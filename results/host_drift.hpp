@@ -27,8 +27,8 @@ struct DriftCheck {
   double one_host_us = kNaN, n_host_us = kNaN, host_ratio = kNaN;
   double one_device_us = kNaN, n_device_us = kNaN, device_ratio = kNaN;
   // The host ratio beyond 1 +- threshold (as max(r, 1/r) - 1 > threshold). The device-launch
-  // ratio is shown, not judged: in the interleaved pairs of the 2-H200 seed study
-  // (2026-11-23), whose halves met the same host by construction, rank 0's device-launch
+  // ratio is shown, not judged: in the interleaved pairs of a 2-H200 seed study,
+  // whose halves met the same host by construction, rank 0's device-launch
   // medians differed by up to 15.6% while the host's agreed within 2.5%; a 10% flag on it
   // would mostly report its own noise.
   bool drifted = false;

@@ -213,7 +213,7 @@ class ReportBuilder {
   // Under weak scaling every rank does the 1-rank configuration's work plus communication,
   // so N ranks cannot be more than N times as fast unless the two were measured under
   // different conditions: on the 2-GPU machine the host's speed drifted 2.5x within minutes
-  // (docs/benchmarks.md, 2026-11-23), and eager steps are host work. Said where the whole
+  // (docs/methodology.md, "Order of a study"), and eager steps are host work. Said where the whole
   // interval lies above N, so noise alone does not raise it.
   void superlinear_caution() {
     std::vector<std::string> items;
@@ -465,7 +465,7 @@ class ReportBuilder {
   }
 
   // Each configuration run as one CUDA graph beside the same configuration run op by op.
-  // The graph's step is what is left once the host no longer issues every kernel: eager /
+  // The graph's step is what is left once the host does not issue every kernel: eager /
   // graph is how many times over that floor the ordinary loop's step is.
   void eager_against_graph() {
     auto same_but_exec = [](ConfigParams p) {

@@ -228,7 +228,7 @@ void write_instruments(const H5Io& io, hid_t run_group, const std::vector<RankTi
   io.put_ints(run_group, "instrument_counts", counts);
 }
 
-// The first layout of the instruments (files of 2026-11-26 before the table): a group
+// The first layout of the instruments, which files of older builds have: a group
 // `instruments` holding, per instrument, float32[ranks][max] NaN-padded and NAME_count[ranks].
 void read_instrument_group(const H5Io& io, hid_t run_group, std::vector<RankTimings>& ranks) {
   H5Group group = io.open_group(run_group, "instruments");
@@ -344,7 +344,7 @@ RunRecord read_run(const H5Io& io, hid_t runs, const std::string& name) {
   // Optional in schema version 1: files written before --gpu-busy-steps existed lack it.
   if (io.has_link(g.get(), "gpu_busy_us"))
     read_rank_series(io, g.get(), "gpu_busy_us", run.ranks, &RankTimings::gpu_busy_us);
-  // Optional too: files written before the host-drift calibration (2026-11-23) lack it.
+  // Optional too: files of builds without the host-drift calibration lack it.
   for (const auto& [name, series] : {std::pair{"calibration_host_us", &RankTimings::calibration_host_us},
                                      std::pair{"calibration_device_us", &RankTimings::calibration_device_us}})
     if (io.has_link(g.get(), name)) read_rank_series(io, g.get(), name, run.ranks, series);

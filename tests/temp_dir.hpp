@@ -38,7 +38,7 @@ class TempDir {
   // on the GPU machine: every test using a TempDir crashed there at its end). nftw is libc's.
   static void remove_tree(const std::string& root) {
     auto remove_entry = [](const char* path, const struct stat*, int, struct FTW*) {
-      std::remove(path);  // failures ignored, as before: a leftover temporary folder is harmless
+      std::remove(path);  // failures ignored: a leftover temporary folder is harmless
       return 0;
     };
     nftw(root.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -332,8 +332,8 @@ TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {
 }
 
 // A configuration's runs share one model (InitialModel): the second run must start where the
-// first started, with a fresh optimizer and a reducer whose predecessor's autograd hooks no
-// longer fire, so the same seeds give the same parameters after the same steps.
+// first started, with a fresh optimizer and a reducer whose predecessor's autograd hooks do
+// not fire, so the same seeds give the same parameters after the same steps.
 TEST(DdpInitialModel, SecondRunRepeatsTheFirstExactly) {
   SKIP_WITHOUT_DEVICE();
   auto comm = make_test_comm();

@@ -1,5 +1,5 @@
-// Launches until precise (results/launch_precision.hpp): which configurations a launch no
-// longer needs, read from records and from a study folder; the stopping rule read back from
+// Launches until precise (results/launch_precision.hpp): which configurations a launch can
+// leave out, read from records and from a study folder; the stopping rule read back from
 // a spec; and, on simulated studies whose true speedup is known, how often the interval a
 // study stops on covers it.
 #include <gtest/gtest.h>

@@ -241,7 +241,7 @@ TEST_F(RunStore, GradientTimingRoundTripsAndIsOptional) {
   H5Fclose(file);
   const ConfigRecord old = read_config(path);
   EXPECT_FALSE(old.gradient_timing.recorded());
-  EXPECT_EQ(old.runs.size(), 3u);  // the rest of the file reads as before
+  EXPECT_EQ(old.runs.size(), 3u);  // the rest of the file reads as it was written
 
   ConfigRecord first = testing_samples::sample_config(), second = first;
   first.launches = second.launches = 2;

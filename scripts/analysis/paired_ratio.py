@@ -5,7 +5,7 @@ Usage: paired_ratio.py [--target-eager 1.5] [--target-graph 1.0] ROUND_DIR|TURNS
 Each ROUND_DIR holds one round: report/summary.csv (`ddpscale report` of that round's
 ddpscale sweep) and pytorch-*.jsonl (scripts/gpu/pytorch_ddp_reference.py), measured back to
 back. An eager step is host work, and on the GPU machine the host's speed drifts by up to
-2.5x within minutes (docs/benchmarks.md, 2026-11-23), so medians taken minutes apart compare
+2.5x within minutes (docs/methodology.md, "Comparing with PyTorch's DDP"), so medians taken minutes apart compare
 the drift, not the programs. Within a round both sides meet the same host; the rounds run in
 the order ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither side.
 
@@ -13,7 +13,7 @@ Judged comparisons: ddpscale's eager step against PyTorch's variant "eager" (fus
 set_to_none; lines without a variant, from before variants existed, are "eager-foreach" and
 are judged in its place when a round has no "eager" line) and, where the rounds have it,
 against "eager-caller-thread" (the same with the backward on the calling thread, as
-ddpscale runs it since 0b19c2f, and faster than "eager"), and ddpscale's graph step
+ddpscale runs it, and faster than "eager"), and ddpscale's graph step
 (--exec graph) against PyTorch's "graph" (the whole step captured with torch.cuda.graph).
 Per configuration (model, batch per GPU, GPUs) and round: r = ddpscale's median samples/s
 over its runs / PyTorch's. Over rounds: the geometric mean of r with a 95% t-interval on

@@ -6,8 +6,8 @@
 #     Needs a build with -DDDPSCALE_CUDA_GRAPHS=ON.
 #   GPUS=2: the seed's MLPs on 1 and 2 GPUs (experiments/reference-comparison.yaml), eager,
 #     against PyTorch's DDP under torchrun.
-# Eager steps are host work and the host's speed drifts within minutes (docs/benchmarks.md,
-# 2026-11-23), so both sides run in rounds, back to back within a round, in the order
+# Eager steps are host work and the host's speed drifts within minutes (docs/methodology.md,
+# "Comparing with PyTorch's DDP"), so both sides run in rounds, back to back within a round, in the order
 # ddpscale, PyTorch | PyTorch, ddpscale | ... so a steady drift favours neither;
 # scripts/analysis/paired_ratio.py then compares them round by round.
 # PAIRING=row pairs the two sides row by row instead of grid by grid (below); PAIRING=turns
@@ -139,7 +139,7 @@ pair() {  # pair FIRST DIR SPEC ROW...: both sides into DIR, ddpscale first when
   finished+=("$dir")
 }
 # Which card, build and PyTorch: one kind of device may be served by different cards, and a
-# ratio near 1 has differed between them (docs/benchmarks.md, 2026-11-25).
+# ratio near 1 has differed between them (docs/methodology.md, "Where the buffers land").
 measured_on() {
   local cards commit torch_version
   cards=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | sed 's/^ *//' | paste -sd, -)

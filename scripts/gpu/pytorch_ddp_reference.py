@@ -589,8 +589,7 @@ def main():
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
                                 **({"device_id": device} if device.type == "cuda" else {}))
     if args.take_turns:
-        # The CUDA context and its libraries load on first use, 6 s on an H100 (measured
-        # 2026-11-25): here, while the other programs start too, not in turn 0.
+        # The CUDA context and its libraries load on first use, 6 s on an H100: here, while the other programs start too, not in turn 0.
         torch.ones(1, device=device).mul_(2)
         synchronize(device)
         print("# ready for turns: send 'go' for each run, 'stop' to end", flush=True)

@@ -8,7 +8,7 @@ Usage: take_turns.py --ddpscale BIN --rows MODEL:BATCH [...] [--exec eager|graph
 
 Why: an eager step is host work, and on the GPU machine the host's speed moves by up to 2x
 between processes seconds apart and by 15% between runs of one process (measured on an
-H100, 2026-11-25). gpu-benchmark.sh pairs whole launches, tens of seconds apart, so
+H100). gpu-benchmark.sh pairs whole launches, tens of seconds apart, so
 one round's ratio is close to a ratio of two independent draws. Here a set starts one
 `ddpscale train --take-turns` and one `pytorch_ddp_reference.py --take-turns` per PyTorch
 variant, waits until every process is ready, then hands out runs one at a time: turn t runs
@@ -24,13 +24,13 @@ set's ratio is the geometric mean over its turns >= 1 (turn 0 pays for the first
 and the 95% t-interval is over sets.
 
 Where a process's buffers land can move a kernel by as much as the two programs differ (cuDNN's
-persistent LSTM on an H100: 2% between layouts, docs/benchmarks.md, 2026-11-25), and a fresh
+persistent LSTM on an H100: 2% between layouts, docs/methodology.md, "Where the buffers land"), and a fresh
 process lands on the same layout every time. --process-shifts MIB... gives set k's processes,
 both programs', `--process-shift` shifts[k mod n]: each holds that much GPU memory before it makes
 anything else, so the sets sample layouts and the interval over sets covers them; take-turns.md
 then also gives each shift's ratio.
 
-Most of a set's time is not judged: on one H200 (2026-11-26, docs/benchmarks.md) the sets spent
+Most of a set's time is not judged: on one H200 the sets spent
 28-39% of the wall starting and stopping processes and 39-47% in turn 0 (the first CUDA calls),
 19-25% in the turns judged. --start-together starts all rows' processes of a set at once and
 gives every one its turn 0 at the same time, so both costs are paid once per set, overlapped,
@@ -206,7 +206,7 @@ def commands(args, model, batch, steps, process_shift=None):
     # One run more than there are turns: a process whose runs were all done would exit at once,
     # and its exit (Python's teardown, the CUDA context's) would run beside the next program's
     # turn; this way each waits for "stop", sent when every turn is over. On this machine's 2
-    # cores the exits had made ddpscale's last turn 3x slower (docs/benchmarks.md, 2026-11-25).
+    # cores the exits had made ddpscale's last turn 3x slower.
     runs = str(args.turns + 1)
     ddpscale = [args.ddpscale, "train", "-m", model, "-b", str(batch), "--exec", args.exec,
                 "--runs", runs, "--warmup", str(args.warmup), "--steps", str(steps), "--take-turns",
@@ -290,7 +290,7 @@ def programs_of_set(takers, set_index):
     turn 0 runs apart from the judged turns, so turns 1-4 (B A | B A | A B | A B) let only the
     first program run right after its own previous turn (in turn 3), and a program that runs
     faster straight after itself would gain in every set (measured on an H200: ddpscale's
-    mlp-medium b8 eager step 5.8% slower after a wait, 2026-11-26).
+    mlp-medium b8 eager step 5.8% slower after a wait).
     Reversed every other set, each program gets that place equally often."""
     return takers if set_index % 2 == 0 else takers[::-1]
 

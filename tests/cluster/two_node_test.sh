@@ -193,7 +193,7 @@ t0=$SECONDS
 on_node 1 scontrol requeue "$kjob" || fail "scontrol requeue $kjob failed"
 # SLURM holds a requeued job back until BeginTime (cred_expire after the requeue). Started
 # before the killed job's credential has expired, slurmctld kills it at once ("Job credential
-# revoked": seen in CI on 2026-11-23); so wait cred_expire (10 s) and a second, then start it
+# revoked", as seen in CI); so wait cred_expire (10 s) and a second, then start it
 # now, as an administrator would, so the test does not wait for the scheduler's next pass.
 sleep 11
 on_node 1 scontrol update JobId="$kjob" StartTime=now >/dev/null 2>&1 || true

@@ -16,7 +16,7 @@ bool first_rank() {
   return true;
 }
 
-// `word` spelt the old way: the current spelling with what followed the old one ("=8" or,
+// `word` in its deprecated spelling: the current spelling with what followed the deprecated one ("=8" or,
 // for a short option, "8"); empty when `word` is not that option.
 std::string respelt(const std::string& word, const RenamedOption& option) {
   const std::string& old = option.old_spelling;

@@ -90,8 +90,8 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     : setup_(setup), bf16_autocast_(setup.options.dtype == "bfloat16") {
   const auto& o = setup_.options;
   // Before anything else the session allocates: a kernel can run several percent faster or
-  // slower by where its buffers land (cuDNN's persistent LSTM on an H100, docs/benchmarks.md,
-  // 2026-11-25), so runs that hold different amounts first measure that spread too.
+  // slower by where its buffers land (cuDNN's persistent LSTM on an H100, docs/methodology.md,
+  // "Where the buffers land"), so runs that hold different amounts first measure that spread too.
   // The cache is emptied first, also for a shift of 0: otherwise the previous run's freed
   // blocks serve this run at the same addresses whatever it holds (PyTorch's runs with a
   // shift but a kept cache all took 2.703-2.709 ms over four shifts on the H100, where a

@@ -158,8 +158,7 @@ std::shared_ptr<InitialModel> make_initial_model(const TrainOptions& options, co
 
 // Every 100 ms: NVML's utilisation and power are averages over its own sample period (1/6 s
 // to 1 s), so 10 ms readings repeated each other, and each reading inside the measured loop
-// cost a graph step on an H200 about 40 us (0.36% of 100 replays of mlp-medium b8;
-// docs/benchmarks.md, 2026-11-24). Start and stop readings bracket every run regardless.
+// cost a graph step on an H200 about 40 us (0.36% of 100 replays of mlp-medium b8). Start and stop readings bracket every run regardless.
 ConfigurationRuns::ConfigurationRuns(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
                                      const DeviceChoice& device, std::shared_ptr<InitialModel> model, int first_run,
                                      int end_run)
