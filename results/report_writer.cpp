@@ -19,6 +19,7 @@
 #include "report_drift.hpp"
 #include "report_engines.hpp"
 #include "report_launches.hpp"
+#include "report_paired.hpp"
 #include "report_format.hpp"
 #include "report_plots.hpp"
 #include "report_thresholds.hpp"
@@ -70,6 +71,7 @@ class ReportBuilder {
     test_configuration,
     model_specifications,
     results_per_model,
+    paired,
     host_drift,
     launches,
     engines,
@@ -93,6 +95,7 @@ class ReportBuilder {
         {Section::test_configuration, "Test configuration", &ReportBuilder::test_configuration},
         {Section::model_specifications, "Model specifications", &ReportBuilder::model_specifications},
         {Section::results_per_model, "Results per model", &ReportBuilder::results_per_model},
+        {Section::paired, "Paired speedups and their checks", &ReportBuilder::paired, &ReportBuilder::has_paired},
         {Section::host_drift, "Host drift", &ReportBuilder::host_drift},
         {Section::launches, "Launches and speed levels", &ReportBuilder::launches},
         {Section::engines, "Beside PyTorch DDP", &ReportBuilder::engines, &ReportBuilder::has_both_engines},
@@ -120,6 +123,7 @@ class ReportBuilder {
   bool compares_nccl_profiles() const { return a_.nccl_profiles.size() > 1; }
   bool has_price() const { return std::isfinite(options_.price_per_gpu_hour); }
   bool has_both_engines() const { return engines_.applies(); }
+  bool has_paired() const { return paired_.applies(); }
   bool on_gpus() const { return device_word() == "GPUs"; }
 
   std::string study_name() const {
@@ -186,6 +190,7 @@ class ReportBuilder {
       items.push_back(item + ".");
     }
     if (!items.empty()) doc_.bullets(items);
+    if (has_paired()) doc_.paragraph(paired_.summary_note(section_ref(Section::paired)));
     if (const std::string note = launches_.summary_note(section_ref(Section::launches)); !note.empty())
       doc_.paragraph(note);
     if (has_both_engines()) doc_.paragraph(engines_.summary_note(section_ref(Section::engines)));
@@ -242,6 +247,7 @@ class ReportBuilder {
   // ---- Host drift --------------------------------------------------------------------
   void host_drift() { drift_.write_section(); }
   void launches() { launches_.write_section(); }
+  void paired() { paired_.write_section(); }
   void engines() { engines_.write_section(); }
 
   // ---- Test configuration ------------------------------------------------------------
@@ -717,6 +723,7 @@ class ReportBuilder {
                    [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
   LaunchText launches_{a_, study_.configs, launch_rule_of(study_), doc_};
   EngineText engines_{a_, doc_};
+  PairedText paired_{a_, doc_};
   AnswerText answer_{a_, doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
   ThresholdsText thresholds_{a_, doc_,
                              [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); },

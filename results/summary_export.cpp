@@ -88,6 +88,38 @@ void add_summary_columns(std::vector<Column>& columns, const std::string& prefix
   add("q3", &Summary::q3);
 }
 
+// The paired design's columns (results/paired_speedup.hpp): 1 where the speedup came from it,
+// the A/A ratios and the solo check with their intervals; empty cells elsewhere.
+void add_paired_estimate_columns(std::vector<Column>& c, const std::string& name,
+                                 PairedEstimate PairedChecks::*member) {
+  const auto of = [member](const Comparison* k) -> const PairedEstimate* {
+    return k && k->paired.measured ? &(k->paired.*member) : nullptr;
+  };
+  c.push_back(number_column(name, [of](const ConfigSummary&, const Comparison* k) { return of(k) ? of(k)->ratio : kNaN; }));
+  c.push_back(number_column(name + "_ci95_low", [of](const ConfigSummary&, const Comparison* k) {
+    return of(k) ? of(k)->ci.low : kNaN;
+  }));
+  c.push_back(number_column(name + "_ci95_high", [of](const ConfigSummary&, const Comparison* k) {
+    return of(k) ? of(k)->ci.high : kNaN;
+  }));
+}
+
+void add_paired_columns(std::vector<Column>& c) {
+  c.push_back(number_column("speedup_paired", [](const ConfigSummary&, const Comparison* k) {
+    return k ? (k->paired.measured ? 1.0 : 0.0) : kNaN;
+  }));
+  c.push_back(number_column("paired_pairs", [](const ConfigSummary&, const Comparison* k) {
+    return k && k->paired.measured ? static_cast<double>(k->paired.speedup.pairs) : kNaN;
+  }));
+  c.push_back(number_column("paired_block_steps_median", [](const ConfigSummary&, const Comparison* k) {
+    if (!k || !k->paired.measured) return kNaN;
+    return median(std::vector<double>(k->paired.block_steps.begin(), k->paired.block_steps.end()));
+  }));
+  add_paired_estimate_columns(c, "aa_one_rank", &PairedChecks::same_one_rank);
+  add_paired_estimate_columns(c, "aa_n_ranks", &PairedChecks::same_n_ranks);
+  add_paired_estimate_columns(c, "solo_check", &PairedChecks::solo);
+}
+
 std::vector<Column> columns() {
   std::vector<Column> c;
   c.push_back(text_column("id", [](const ConfigSummary& s) { return s.id; }));
@@ -115,6 +147,7 @@ std::vector<Column> columns() {
   }));
   c.push_back(number_column("welch_p", [](const ConfigSummary&, const Comparison* k) { return k ? k->speedup.p_value : kNaN; }));
   c.push_back(text_column("paid_off", [](const ConfigSummary&) { return std::string(); }));  // filled per row below
+  add_paired_columns(c);
   return c;
 }
 

@@ -19,6 +19,7 @@
 #include "study/fault_injection.hpp"
 #include "study/launch_driver.hpp"
 #include "study/memory_preflight.hpp"
+#include "study/paired_blocks.hpp"
 #include "launch/device_choice.hpp"
 #include "launch/heartbeat.hpp"
 #include "launch/launch_prologue.hpp"
@@ -870,8 +871,16 @@ class SweepLaunch {
     } else if (runs[0]) {
       runs[0]->run_remaining(on_run_done_of(i));
     }
+    std::optional<PairedOutcome> paired;
+    if (interleave && spec_.design == "paired") paired = measure_twins_paired(i);
     for (size_t m = 0; m < members; ++m) {
-      const std::string note = runs[m] && leader_ ? store(configs_[i + m], runs[m]->take_record()) : "";
+      std::string note;
+      if (runs[m] && leader_) {
+        ConfigRecord record = runs[m]->take_record();
+        if (paired && paired->failure.empty() && configs_[i + m].options.world_size > 1)
+          record.paired.push_back(paired->blocks);
+        note = store(configs_[i + m], std::move(record));
+      }
       const std::string barrier = "sweep barrier after configuration " + ids_[i + m] + " was stored";
       if (fault_stall_rank() == mpi_.rank()) stall_for_good(mpi_.rank(), barrier);
       // Its ranks trained (in the interleaved loop above, they already met after the last
@@ -881,6 +890,35 @@ class SweepLaunch {
       if (leader_) progress.config_done(i + m, ids_[i + m], note);
     }
     return members;
+  }
+
+  // The paired design's blocks of twins i and i + 1 (one of them the 1-rank configuration),
+  // after their runs: collective over every launched rank.
+  PairedOutcome measure_twins_paired(size_t i) {
+    const bool first_is_one = configs_[i].options.world_size == 1;
+    const SweepConfig& one = configs_[first_is_one ? i : i + 1];
+    const SweepConfig& many = configs_[first_is_one ? i + 1 : i];
+    const int n = many.options.world_size;
+    PairedSetup setup;
+    setup.one_rank = one.options;
+    setup.n_ranks = many.options;
+    setup.world = &mpi_.world();
+    setup.one_group = groups_[1].get();
+    setup.n_group = groups_[n].get();
+    setup.n_comm = comms_[n].get();
+    setup.device = device_;
+    setup.launch = launch_;
+    setup.budget_seconds = spec_.paired_seconds;
+    PairedOutcome outcome = measure_paired(setup);
+    if (leader_ && !outcome.failure.empty())
+      std::fprintf(stderr, "[sweep] %s: no paired blocks (%s); its speedup is the runs'\n", ids_[i].c_str(),
+                   outcome.failure.c_str());
+    else if (leader_)
+      std::fprintf(stderr, "[sweep] paired blocks: %zu pairs of %d steps against 1 rank (pilot: %.0f us a step, lag-1 "
+                   "autocorrelation %.2f)\n",
+                   outcome.blocks.pairs.size(), outcome.blocks.block_steps, outcome.blocks.pilot_step_us,
+                   outcome.blocks.autocorrelation.empty() ? std::nan("") : outcome.blocks.autocorrelation[0]);
+    return outcome;
   }
 
   // Rank 0 stores a finished configuration; returns its summary line for the progress output.

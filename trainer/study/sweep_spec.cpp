@@ -100,7 +100,8 @@ const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_
                                         "placement_shifts_mib", "process_shifts_mib",
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
                                         "allreduce_dtype", "interleave_runs", "input_shape", "input",
-                                        "memory_check", "launches", "target_half_width", "min_launches"};
+                                        "memory_check", "launches", "target_half_width", "min_launches",
+                                        "design", "paired_seconds"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
@@ -236,6 +237,17 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   }
   if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
+  if (root["design"]) {
+    spec.design = r.scalar<std::string>(root["design"], "design", "paired or runs");
+    if (spec.design != "paired" && spec.design != "runs")
+      r.fail(root["design"], "design",
+             "is paired (1-rank and N-rank blocks of steps take turns inside one job: the default) or runs (whole "
+             "runs of each side, compared over launches)");
+  }
+  if (root["paired_seconds"]) spec.paired_seconds = r.positive<double>(root["paired_seconds"], "paired_seconds");
+  if (spec.design == "paired" && root["interleave_runs"] && !spec.interleave_runs)
+    r.fail(root["interleave_runs"], "interleave_runs",
+           "false needs design: runs (the paired design measures each N-rank configuration beside its 1-rank twin)");
   if (root["memory_check"]) spec.memory_check = r.scalar<bool>(root["memory_check"], "memory_check", "true or false");
   if (root["launches"]) spec.launches = r.positive<int>(root["launches"], "launches");
   if (root["target_half_width"]) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nccl_profile.hpp"
+#include "paired_design.hpp"
 #include "study/train_options.hpp"
 
 namespace ddpscale {
@@ -69,6 +70,14 @@ struct SweepSpec {
   // one (docs/methodology.md, "Where the buffers land").
   // Empty: nothing held.
   std::vector<int> process_shifts_mib;
+  // How a speedup is measured (docs/methodology.md, "The paired speedup"): "paired", blocks of
+  // 1-rank and N-rank steps taking turns inside each launch, milliseconds apart, so both
+  // sides meet the host in the same state; or "runs", whole runs of each side compared over
+  // launches. The runs are measured either way: they give the phase breakdown and, beside the
+  // paired blocks, the solo check.
+  std::string design = "paired";
+  // Seconds of paired blocks per configuration and launch (at least kMinRounds rounds).
+  double paired_seconds = kDefaultPairedSeconds;
   // false: skip the memory pre-flight (study/memory_preflight.hpp), as --no-memory-check does.
   bool memory_check = true;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options

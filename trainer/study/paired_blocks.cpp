@@ -1,0 +1,158 @@
+#include "study/paired_blocks.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "check.hpp"
+#include "communicator.hpp"
+#include "engine/initial_model.hpp"
+#include "engine/training_session.hpp"
+#include "mpi_context.hpp"
+#include "statistics.hpp"
+#include "study/config_runner.hpp"
+#include "study/timing_exchange.hpp"
+
+namespace ddpscale {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Rank 0's value on every rank of `world`. The others may wait out rank 0's 1-rank work
+// (its warm-up, its pilot, a block): they sleep between tests instead of taking a core.
+void broadcast_from_rank0(const MpiGroup& world, int& value, const std::string& what) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Ibcast(&value, 1, MPI_INT, 0, world.handle(), &request));
+  if (world.rank() == 0)
+    wait_within_comm_timeout(request, what, WaitPolling::spin);
+  else
+    wait_without_bound(request, std::chrono::milliseconds(1));
+}
+
+std::unique_ptr<TrainingSession> make_session(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
+                                              const DeviceChoice& device, InitialModel& model) {
+  SessionSetup setup;
+  setup.options = engine_options(options, group.size(), 0);
+  setup.run_index = 0;
+  setup.rank = group.rank();
+  setup.world_size = group.size();
+  setup.device = torch_device_of(device);
+  setup.comm = comm;
+  setup.initial_model = &model;
+  return std::make_unique<TrainingSession>(setup);
+}
+
+// The two live sessions of this rank: the 1-rank one on rank 0 only, the N-rank one on its
+// members. Each has its own copy of the model (one InitialModel hands out one live model).
+struct PairedSessions {
+  std::shared_ptr<InitialModel> one_model, n_model;
+  std::unique_ptr<TrainingSession> one, n;
+};
+
+// Wall time of `steps` steps of a session, synchronized with the device at the end (and,
+// from the block before, at the start).
+double time_steps(TrainingSession& session, int steps) {
+  const auto start = Clock::now();
+  session.train_steps(steps);
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+// The pilot: 1-rank steps timed one by one, up to kPilotSteps or kPilotMostSeconds, and the
+// block length the autocorrelation of their log times gives (rank 0 only).
+void run_pilot(TrainingSession& one, PairedLaunch& out) {
+  std::vector<double> step_us, log_step_us;
+  const auto start = Clock::now();
+  while (static_cast<int>(step_us.size()) < kPilotSteps && (step_us.size() < 8 || seconds_since(start) < kPilotMostSeconds)) {
+    step_us.push_back(time_steps(one, 1));
+    log_step_us.push_back(std::log(std::max(step_us.back(), 1e-3)));
+  }
+  out.pilot_step_us = median(step_us);
+  out.autocorrelation = autocorrelation(log_step_us, std::min<int>(kPilotMaxLag, static_cast<int>(step_us.size()) / 2));
+  out.block_steps = choose_block_steps(out.autocorrelation, out.pilot_step_us);
+}
+
+// One block of one side. 1 rank: rank 0 trains alone, the others pass. N ranks: the members
+// meet (the others sleep through rank 0's 1-rank work before), train, and the block takes
+// the slowest member's time. Returns the time on rank 0 (0 elsewhere).
+double run_block(const PairedSetup& setup, PairedSessions& sessions, bool n_ranks, int steps) {
+  if (!n_ranks) return sessions.one ? time_steps(*sessions.one, steps) : 0;
+  if (!setup.n_group) return 0;
+  setup.n_group->barrier_within_comm_timeout("paired blocks: meeting for an N-rank block",
+                                             setup.n_group->rank() == 0 ? WaitPolling::spin : WaitPolling::sleep);
+  const double mine = time_steps(*sessions.n, steps);
+  return max_over_group(*setup.n_group, mine);
+}
+
+// Which side each block of a pair runs: the speedup pair's A is the 1-rank side.
+bool a_is_n_ranks(PairKind kind) { return kind == PairKind::same_n_ranks; }
+bool b_is_n_ranks(PairKind kind) { return kind != PairKind::same_one_rank; }
+
+void run_pair(const PairedSetup& setup, PairedSessions& sessions, const PlannedPair& plan, int steps,
+              Clock::time_point start, PairedLaunch& out) {
+  BlockPair pair;
+  pair.kind = plan.kind;
+  pair.a_first = plan.a_first;
+  pair.start_s = seconds_since(start);
+  if (plan.a_first) {
+    pair.a_us = run_block(setup, sessions, a_is_n_ranks(plan.kind), steps);
+    pair.b_us = run_block(setup, sessions, b_is_n_ranks(plan.kind), steps);
+  } else {
+    pair.b_us = run_block(setup, sessions, b_is_n_ranks(plan.kind), steps);
+    pair.a_us = run_block(setup, sessions, a_is_n_ranks(plan.kind), steps);
+  }
+  if (setup.world->rank() == 0) out.pairs.push_back(pair);
+}
+
+// Builds and warms up both sessions; "" or why not (the same text on every rank).
+std::string prepare_sessions(const PairedSetup& setup, PairedSessions& sessions) {
+  std::string failure;
+  try {
+    if (setup.n_group) {
+      sessions.n_model = make_initial_model(setup.n_ranks, setup.device);
+      sessions.n = make_session(setup.n_ranks, *setup.n_group, setup.n_comm, setup.device, *sessions.n_model);
+      sessions.n->train_steps(std::max(1, setup.n_ranks.warmup));
+    }
+    if (setup.one_group) {
+      sessions.one_model = make_initial_model(setup.one_rank, setup.device);
+      sessions.one = make_session(setup.one_rank, *setup.one_group, nullptr, setup.device, *sessions.one_model);
+      sessions.one->train_steps(std::max(1, setup.one_rank.warmup));
+    }
+  } catch (const std::exception& e) {
+    failure = e.what();
+    failure = failure.substr(0, failure.find('\n'));
+  }
+  std::string message = failure;
+  if (any_rank_failed(*setup.world, !failure.empty(), message)) return message.empty() ? "a rank failed" : message;
+  return "";
+}
+
+}  // namespace
+
+PairedOutcome measure_paired(const PairedSetup& setup) {
+  PairedOutcome outcome;
+  PairedSessions sessions;
+  outcome.failure = prepare_sessions(setup, sessions);
+  if (!outcome.failure.empty()) return outcome;
+
+  PairedLaunch& out = outcome.blocks;
+  out.launch = setup.launch;
+  if (sessions.one) run_pilot(*sessions.one, out);
+  int steps = out.block_steps;
+  broadcast_from_rank0(*setup.world, steps, "paired blocks: the block length from rank 0's pilot");
+  out.block_steps = steps;
+
+  const auto start = Clock::now();
+  int more = 1;
+  for (int round = 0; more; ++round) {
+    for (const PlannedPair& plan : plan_round(setup.one_rank.seed, setup.launch, round))
+      run_pair(setup, sessions, plan, steps, start, out);
+    if (setup.world->rank() == 0) more = another_round(round + 1, seconds_since(start), setup.budget_seconds) ? 1 : 0;
+    broadcast_from_rank0(*setup.world, more, "paired blocks: whether another round runs");
+  }
+  return outcome;
+}
+
+}  // namespace ddpscale

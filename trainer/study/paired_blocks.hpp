@@ -1,0 +1,40 @@
+// The paired design's measurement inside one live job (docs/methodology.md, "The paired
+// speedup"): a 1-rank session on rank 0 and an N-rank session on the first N ranks live side
+// by side; after their warm-up and a pilot that times 1-rank steps one by one (the host's
+// timescale, which sets the block length), blocks of each take turns in the order
+// results/paired_design.hpp draws, until the launch's budget of seconds is spent.
+#pragma once
+#include "launch/device_choice.hpp"
+#include "paired_design.hpp"
+#include "run_record.hpp"
+#include "study/train_options.hpp"
+
+namespace ddpscale {
+
+class Communicator;
+class MpiGroup;
+
+struct PairedSetup {
+  TrainOptions one_rank;               // the 1-rank configuration
+  TrainOptions n_ranks;                // its N-rank twin (same model, seed and per-rank or global batch)
+  const MpiGroup* world = nullptr;     // every launched rank: the measurement is collective over it
+  const MpiGroup* one_group = nullptr; // rank 0 alone; null elsewhere
+  const MpiGroup* n_group = nullptr;   // the first N ranks; null where this rank is not one of them
+  Communicator* n_comm = nullptr;      // the N-rank group's communicator; null where not a member
+  DeviceChoice device;
+  int launch = 0;
+  double budget_seconds = kDefaultPairedSeconds;
+};
+
+// What the measurement gives: on rank 0 the launch's blocks, or why there are none (a session
+// failed to build or warm up on some rank; the study then reports the runs' speedup).
+struct PairedOutcome {
+  PairedLaunch blocks;
+  std::string failure;
+};
+
+// Collective over setup.world; every rank returns (the failure on every rank, the blocks on
+// rank 0 only).
+PairedOutcome measure_paired(const PairedSetup& setup);
+
+}  // namespace ddpscale
