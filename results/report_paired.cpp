@@ -114,7 +114,8 @@ std::string PairedText::summary_note(const std::string& section_ref) const {
   }
   if (measured == 0) return "";
   std::string text = "The paired design measured " + std::to_string(measured) + " of " +
-                     std::to_string(a_.comparisons.size()) + " speedups (" + section_ref + ")";
+                     std::to_string(a_.comparisons.size()) + " speedups (" + section_ref + ")" +
+                     (measured < a_.comparisons.size() ? "; the others come from whole runs over launches" : "");
   if (!half_widths.empty())
     text += ": median 95% half-width ±" + percent(median(half_widths)) + ", widest ±" +
             percent(*std::max_element(half_widths.begin(), half_widths.end()));
