@@ -22,11 +22,11 @@ std::vector<double> autocorrelation(const std::vector<double>& series, int max_l
 inline constexpr double kHoldingCorrelation = 0.5;
 // Bounds of the rule. A block of fewer than kMinBlockUs of work would let the block's own
 // boundary (a device synchronization and, with N ranks, a barrier: tens of microseconds)
-// weigh more than about 2% of it; past kMaxBlockSteps a pair outlasts the host states the
+// weigh more than about 1% of it; past kMaxBlockSteps a pair outlasts the host states the
 // design exists to share, whatever the pilot saw.
 inline constexpr int kMinBlockSteps = 2;
 inline constexpr int kMaxBlockSteps = 200;
-inline constexpr double kMinBlockUs = 2000;
+inline constexpr double kMinBlockUs = 4000;
 
 // The block length for a pilot with this autocorrelation and median step time (us).
 int choose_block_steps(const std::vector<double>& autocorrelation, double step_us);

@@ -159,7 +159,7 @@ PairedEstimate same_session_ratio(const std::vector<PairedLaunch>& launches, Pai
 }
 
 PairedEstimate solo_check(const std::vector<PairedLaunch>& launches, int64_t samples_per_step,
-                          const LaunchGroups& one_rank_runs_by_launch) {
+                          const LaunchGroups& one_rank_runs_by_launch, PairedSide side) {
   // Per launch: log(paired 1-rank throughput) - mean log(1-rank runs' throughput). The runs'
   // mean is a constant within the launch, so the series' spread is the blocks'; the runs'
   // own spread enters through the launch level, and within one launch through its variance.
@@ -179,9 +179,8 @@ PairedEstimate solo_check(const std::vector<PairedLaunch>& launches, int64_t sam
     }
     std::vector<double> values;
     for (const BlockPair& pair : launch.pairs)
-      if (pair.kind == PairKind::speedup && pair.a_us > 0)
-        values.push_back(std::log(static_cast<double>(samples_per_step) * launch.block_steps / (pair.a_us * 1e-6)) -
-                         runs_mean);
+      if (const double us = side == PairedSide::one_rank ? pair.a_us : pair.b_us; pair.kind == PairKind::speedup && us > 0)
+        values.push_back(std::log(static_cast<double>(samples_per_step) * launch.block_steps / (us * 1e-6)) - runs_mean);
     series.push_back(std::move(values));
   }
   const TwoLevelMean m = two_level_mean(series);
@@ -198,7 +197,8 @@ bool PairedChecks::aa_covers_one() const {
 }
 
 PairedChecks paired_checks(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size,
-                           int64_t one_rank_samples_per_step, const LaunchGroups& one_rank_runs_by_launch) {
+                           int64_t one_rank_samples_per_step, const LaunchGroups& one_rank_runs_by_launch,
+                           int64_t n_ranks_samples_per_step, const LaunchGroups& n_ranks_runs_by_launch) {
   PairedChecks checks;
   if (launches.empty()) return checks;
   checks.measured = true;
@@ -206,6 +206,8 @@ PairedChecks paired_checks(const std::vector<PairedLaunch>& launches, const std:
   checks.same_one_rank = same_session_ratio(launches, PairKind::same_one_rank);
   checks.same_n_ranks = same_session_ratio(launches, PairKind::same_n_ranks);
   checks.solo = solo_check(launches, one_rank_samples_per_step, one_rank_runs_by_launch);
+  if (n_ranks_samples_per_step > 0)
+    checks.solo_n_ranks = solo_check(launches, n_ranks_samples_per_step, n_ranks_runs_by_launch, PairedSide::n_ranks);
   for (const PairedLaunch& launch : launches) {
     checks.block_steps.push_back(launch.block_steps);
     checks.autocorrelation_lag1.push_back(launch.autocorrelation.empty() ? kNaN : launch.autocorrelation[0]);

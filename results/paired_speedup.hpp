@@ -53,12 +53,15 @@ PairedEstimate paired_speedup(const std::vector<PairedLaunch>& launches, const s
 // when the pairing is fair.
 PairedEstimate same_session_ratio(const std::vector<PairedLaunch>& launches, PairKind kind);
 
-// The solo check: the 1-rank throughput of the paired blocks over that of the 1-rank runs
-// (the 1-rank configuration's own runs, with every other rank asleep), launch by launch.
-// `samples_per_step` is the 1-rank batch. Below 1: the paired 1-rank steps ran slower than
-// a 1-rank job's do, which would inflate the speedup.
+// The solo checks: the throughput of one side's paired blocks over that of the same side's
+// runs (the configuration's own runs in the same launch, each a continuous run of its steps;
+// for the 1-rank side, with every other rank asleep), launch by launch. `samples_per_step` is
+// that side's global batch. Below 1: taking turns slowed that side's steps (a rank waking up,
+// caches left cold by the other session), which biases the speedup when the two sides pay
+// differently.
+enum class PairedSide { one_rank, n_ranks };
 PairedEstimate solo_check(const std::vector<PairedLaunch>& launches, int64_t samples_per_step,
-                          const LaunchGroups& one_rank_runs_by_launch);
+                          const LaunchGroups& runs_by_launch, PairedSide side = PairedSide::one_rank);
 
 // The paired measurement of a comparison, as the report and summary print it.
 struct PairedChecks {
@@ -67,11 +70,13 @@ struct PairedChecks {
   PairedEstimate same_one_rank;   // A/A, 1 rank against 1 rank
   PairedEstimate same_n_ranks;    // A/A, N ranks against N ranks
   PairedEstimate solo;            // paired 1-rank blocks against the 1-rank runs
+  PairedEstimate solo_n_ranks;    // paired N-rank blocks against the N-rank runs
   std::vector<int> block_steps;   // per launch
   std::vector<double> autocorrelation_lag1;  // per launch, of the pilot's log step times
   bool aa_covers_one() const;     // both A/A intervals hold 1 (true where not measured)
 };
 PairedChecks paired_checks(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size,
-                           int64_t one_rank_samples_per_step, const LaunchGroups& one_rank_runs_by_launch);
+                           int64_t one_rank_samples_per_step, const LaunchGroups& one_rank_runs_by_launch,
+                           int64_t n_ranks_samples_per_step = 0, const LaunchGroups& n_ranks_runs_by_launch = {});
 
 }  // namespace ddpscale

@@ -54,9 +54,10 @@ void PairedText::write_section() {
       "gives one ratio; the 95% interval is over batches of consecutive pairs, lengthened until neighbouring "
       "batches no longer correlate, and over launches where their means differ more than the batches say "
       "(column \"set by\"). Two checks run the same way: A/A pairs (1 rank against 1 rank, N against N), whose "
-      "intervals must hold 1, and the solo check, the paired 1-rank throughput over that of the 1-rank "
-      "configuration's own runs (a job on one GPU with the other ranks asleep), which says whether taking turns "
-      "slowed the 1-rank side.");
+      "intervals must hold 1, and the solo checks, each side's paired throughput over that of the same "
+      "configuration's own runs (continuous runs; the 1-rank one with the other ranks asleep), which say whether "
+      "taking turns slowed a side. A speedup whose two sides fail their solo checks by different amounts is "
+      "biased by the pairing itself.");
   timescale_paragraph();
   checks_table();
 }
@@ -78,8 +79,8 @@ void PairedText::timescale_paragraph() {
 void PairedText::checks_table() {
   ReportTable table;
   table.header = {"configuration", "pairs (launches)", "block steps", "speedup [95% CI]", "half-width", "set by",
-                  "A/A 1 rank", "A/A N ranks", "solo check: paired 1 rank / runs"};
-  table.right_aligned = {false, true, true, true, true, false, false, false, false};
+                  "A/A 1 rank", "A/A N ranks", "solo check, 1 rank: paired / runs", "solo check, N ranks: paired / runs"};
+  table.right_aligned = {false, true, true, true, true, false, false, false, false, false};
   for (const Comparison& c : a_.comparisons) {
     if (!c.paired.measured) continue;
     const PairedChecks& p = c.paired;
@@ -90,7 +91,7 @@ void PairedText::checks_table() {
                           std::isfinite(p.speedup.relative_half_width()) ? "±" + percent(p.speedup.relative_half_width())
                                                                           : "n/a",
                           p.speedup.level.empty() ? "n/a" : p.speedup.level, aa_verdict(p.same_one_rank),
-                          aa_verdict(p.same_n_ranks), solo_verdict(p.solo)});
+                          aa_verdict(p.same_n_ranks), solo_verdict(p.solo), solo_verdict(p.solo_n_ranks)});
   }
   doc_.table(table);
 }
@@ -107,10 +108,11 @@ std::string PairedText::summary_note(const std::string& section_ref) const {
         ++aa_checked;
         aa_held += aa->ci.contains(1.0) ? 1 : 0;
       }
-    if (c.paired.solo.ci.valid()) {
-      ++solo_checked;
-      solo_level += c.paired.solo.ci.contains(1.0) ? 1 : 0;
-    }
+    for (const PairedEstimate* solo : {&c.paired.solo, &c.paired.solo_n_ranks})
+      if (solo->ci.valid()) {
+        ++solo_checked;
+        solo_level += solo->ci.contains(1.0) ? 1 : 0;
+      }
   }
   if (measured == 0) return "";
   std::string text = "The paired design measured " + std::to_string(measured) + " of " +
@@ -121,8 +123,8 @@ std::string PairedText::summary_note(const std::string& section_ref) const {
             percent(*std::max_element(half_widths.begin(), half_widths.end()));
   text += ". A/A intervals held 1 in " + std::to_string(aa_held) + " of " + std::to_string(aa_checked) +
           (aa_held < aa_checked ? " (a pairing that fails it is listed there: its speedups are suspect)" : "") +
-          "; the paired 1-rank steps ran level with the 1-rank runs in " + std::to_string(solo_level) + " of " +
-          std::to_string(solo_checked) + (solo_level < solo_checked ? ", and the others' differences are listed there" : "") +
+          "; the paired steps ran level with the same side's runs in " + std::to_string(solo_level) + " of " +
+          std::to_string(solo_checked) + " solo checks" + (solo_level < solo_checked ? ", and the others' differences are listed there" : "") +
           ".";
   return text;
 }

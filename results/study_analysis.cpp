@@ -146,7 +146,8 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
     // treat that run as exact. The point speedup stays; the interval is n/a.
     if (one_gpu.throughput.n < 2 || n_gpu.throughput.n < 2) comparison.speedup.speedup_ci = {};
     comparison.paired = paired_checks(n_gpu.paired, n_gpu.params.scaling, n_gpu.params.world_size,
-                                      one_gpu.params.global_batch, throughputs_by_launch(one_gpu));
+                                      one_gpu.params.global_batch, throughputs_by_launch(one_gpu),
+                                      n_gpu.params.global_batch, throughputs_by_launch(n_gpu));
     if (comparison.paired.measured) use_paired_speedup(comparison.paired.speedup, comparison.speedup);
     comparison.payoff = payoff_of(comparison.speedup);
     analysis.comparisons.push_back(comparison);

@@ -118,6 +118,7 @@ void add_paired_columns(std::vector<Column>& c) {
   add_paired_estimate_columns(c, "aa_one_rank", &PairedChecks::same_one_rank);
   add_paired_estimate_columns(c, "aa_n_ranks", &PairedChecks::same_n_ranks);
   add_paired_estimate_columns(c, "solo_check", &PairedChecks::solo);
+  add_paired_estimate_columns(c, "solo_check_n_ranks", &PairedChecks::solo_n_ranks);
 }
 
 std::vector<Column> columns() {

@@ -57,7 +57,7 @@ TEST(PairedDesign, BlockLengthFollowsTheAutocorrelationOfSyntheticSeries) {
 TEST(PairedDesign, BlockLengthBounds) {
   EXPECT_EQ(choose_block_steps({0.1}, 10000), kMinBlockSteps);  // no holding state: the least
   EXPECT_EQ(choose_block_steps({}, 10000), kMinBlockSteps);
-  EXPECT_EQ(choose_block_steps({0.1}, 100), static_cast<int>(kMinBlockUs / 100));  // 2 ms of work at least
+  EXPECT_EQ(choose_block_steps({0.1}, 100), static_cast<int>(kMinBlockUs / 100));  // kMinBlockUs of work at least
   EXPECT_EQ(choose_block_steps(std::vector<double>(500, 0.9), 10000), kMaxBlockSteps);
   EXPECT_EQ(choose_block_steps({0.9, 0.8, 0.3, 0.9, 0.9}, 10000), 2) << "counts only until the first drop";
 }

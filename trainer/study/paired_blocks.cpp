@@ -74,16 +74,27 @@ void run_pilot(TrainingSession& one, PairedLaunch& out) {
   out.block_steps = choose_block_steps(out.autocorrelation, out.pilot_step_us);
 }
 
-// One block of one side. 1 rank: rank 0 trains alone, the others pass. N ranks: the members
-// meet (the others sleep through rank 0's 1-rank work before), train, and the block takes
-// the slowest member's time. Returns the time on rank 0 (0 elsewhere).
+// One block of one side. Each block starts with one untimed lead-in step: it absorbs what
+// the switch from the other session costs (a rank waking from its sleep, caches and clocks
+// the other session left), which would otherwise fall on whichever side follows a switch
+// more often. 1 rank: rank 0 trains alone, the others pass. N ranks: the members meet (the
+// others sleep through rank 0's 1-rank work before), take the lead-in step together, meet
+// again so their clocks start together, and the block takes the slowest member's time.
+// Returns the time on rank 0 (0 elsewhere).
 double run_block(const PairedSetup& setup, PairedSessions& sessions, bool n_ranks, int steps) {
-  if (!n_ranks) return sessions.one ? time_steps(*sessions.one, steps) : 0;
+  if (!n_ranks) {
+    if (!sessions.one) return 0;
+    sessions.one->train_steps(1);
+    return time_steps(*sessions.one, steps);
+  }
   if (!setup.n_group) return 0;
-  setup.n_group->barrier_within_comm_timeout("paired blocks: meeting for an N-rank block",
-                                             setup.n_group->rank() == 0 ? WaitPolling::spin : WaitPolling::sleep);
+  const MpiGroup& group = *setup.n_group;
+  group.barrier_within_comm_timeout("paired blocks: meeting for an N-rank block",
+                                    group.rank() == 0 ? WaitPolling::spin : WaitPolling::sleep);
+  sessions.n->train_steps(1);
+  group.barrier_within_comm_timeout("paired blocks: starting an N-rank block's clock", WaitPolling::spin);
   const double mine = time_steps(*sessions.n, steps);
-  return max_over_group(*setup.n_group, mine);
+  return max_over_group(group, mine);
 }
 
 // Which side each block of a pair runs: the speedup pair's A is the 1-rank side.
