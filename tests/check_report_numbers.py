@@ -11,7 +11,10 @@ merged by config_id), removes outliers by the modified Z-score within each launc
 computes mean, sample sd, the 95% t-interval (scipy.stats.t.ppf), Welch's p
 (scipy.stats.ttest_ind, equal_var=False) and the speedup (ratio of means; with several
 launches, of the means of the launches' means, over the launches both sides ran in); then
-compares them with summary.csv. Also checks that summary.json parses and has one entry per
+compares them with summary.csv. Where the N-rank files hold the paired design's blocks
+(/paired), the speedup is that design's instead: per launch the mean of log(a / b) over the
+speedup pairs, the mean over launches, exp, times N under weak scaling; its interval must
+hold it and its p lie in (0, 1]. Also checks that summary.json parses and has one entry per
 configuration.
 
 Exit status: 0 all agree, 1 a difference (each printed), 77 h5py/numpy/scipy missing.
@@ -154,6 +157,29 @@ def check_config(config, row):
     return kept, d, by_launch
 
 
+def paired_speedup(study_dir, config):
+    """The paired design's point estimate from the N-rank configuration's /paired groups, or None."""
+    names = [os.path.join(study_dir, config["id"] + ".h5")] + \
+        sorted(glob.glob(os.path.join(study_dir, glob.escape(config["id"]) + ".launch-*.h5")))
+    launch_means = []
+    for path in names:
+        if not os.path.exists(path):
+            continue
+        with h5py.File(path, "r") as f:
+            if "paired" not in f:
+                continue
+            g = f["paired"]
+            kinds = g["kind"][:]
+            logs = np.log(g["a_us"][:] / g["b_us"][:])[kinds == 0]
+            if len(logs):
+                launch_means.append(float(np.mean(logs)))
+    if not launch_means:
+        return None
+    params = config["params"]
+    scale = int(params["world_size"]) if params["scaling"] == "weak" else 1
+    return scale * math.exp(float(np.mean(launch_means)))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -202,20 +228,32 @@ def main():
         row = by_id[many["id"]]
         world = int(many["params"]["world_size"])
         paired = [l for l in sorted(launches_one) if l in launches_many and len(launches_one[l]) and len(launches_many[l])]
-        if len(paired) >= 2:  # the mean of the launches' means, side by side
+        by_pairs = paired_speedup(study_dir, many)
+        if by_pairs is not None:
+            speedup = by_pairs
+        elif len(paired) >= 2:  # the mean of the launches' means, side by side
             speedup = (np.mean([np.mean(launches_many[l]) for l in paired]) /
                        np.mean([np.mean(launches_one[l]) for l in paired]))
         else:
             speedup = d_many["mean"] / d_one["mean"]
         same(f"{many['id']} speedup", csv_number(row, "speedup"), speedup, REL_TOL)
         same(f"{many['id']} efficiency", csv_number(row, "efficiency"), speedup / world, REL_TOL)
-        if len(kept_one) >= 2 and len(kept_many) >= 2:
+        same(f"{many['id']} speedup_paired", csv_number(row, "speedup_paired"), 1.0 if by_pairs else 0.0, 0.0)
+        if by_pairs is not None:  # the paired t test's p: its degrees of freedom follow the batching
+            p = csv_number(row, "welch_p")
+            if not 0 < p <= 1:
+                fail(f"{many['id']}: the paired design's p {p} is not in (0, 1]")
+        elif len(kept_one) >= 2 and len(kept_many) >= 2:
             p = float(stats.ttest_ind(kept_many, kept_one, equal_var=False).pvalue)
         else:
             p = math.nan
-        same(f"{many['id']} welch_p", csv_number(row, "welch_p"), p, P_REL_TOL, P_ABS_TOL)
+        if by_pairs is None:
+            same(f"{many['id']} welch_p", csv_number(row, "welch_p"), p, P_REL_TOL, P_ABS_TOL)
         low, high = csv_number(row, "speedup_ci95_low"), csv_number(row, "speedup_ci95_high")
-        if len(kept_one) >= 2 and len(kept_many) >= 2:
+        if by_pairs is not None:
+            if not low <= speedup <= high:
+                fail(f"{many['id']}: the paired speedup's CI [{low}, {high}] does not contain {speedup}")
+        elif len(kept_one) >= 2 and len(kept_many) >= 2:
             if not low <= speedup <= high:
                 fail(f"{many['id']}: speedup CI [{low}, {high}] does not contain the speedup {speedup}")
         elif not (math.isnan(low) and math.isnan(high)):

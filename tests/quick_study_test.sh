@@ -33,4 +33,5 @@ grep '^\[sweep\]' "$out.log" | tail -n 3
 say "quick.yaml: $seconds s on 2 ranks"
 [ "$seconds" -le 300 ] || say "WARNING: quick.yaml took $seconds s, over the 5 minutes README.md's quick study should take"
 "$H5PY_PYTHON" "$here/check_quick_study.py" "$out" || fail "the quick study in $out is not right"
+"$H5PY_PYTHON" "$here/check_paired_blocks.py" "$out" || fail "the quick study's paired blocks in $out are not right"
 say "PASSED"

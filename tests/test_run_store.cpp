@@ -598,3 +598,50 @@ TEST_F(RunStore, InstrumentsInTheirFirstLayoutRead) {
 
 }  // namespace
 }  // namespace ddpscale
+
+namespace ddpscale {
+namespace {
+
+// The paired design's blocks travel with their launch's file and merge launch by launch;
+// a file without /paired reads as measured with runs alone.
+TEST_F(RunStore, PairedBlocksRoundTripAndMergeByLaunch) {
+  ConfigRecord record = testing_samples::sample_config();
+  EXPECT_TRUE(read_config(write_sample()).paired.empty());
+  record.launches = 2;
+  for (int launch = 0; launch < 2; ++launch) {
+    record.launch = launch;
+    PairedLaunch paired;
+    paired.launch = launch;
+    paired.block_steps = 7 + launch;
+    paired.pilot_step_us = 512.25;
+    paired.autocorrelation = {0.9, 0.5, -0.125};
+    paired.pairs = {{PairKind::speedup, true, 1000.5, 700.25, 0.0},
+                    {PairKind::same_one_rank, false, 999.0, 1001.0, 0.0021},
+                    {PairKind::same_n_ranks, true, 702.0, 698.0, 0.0043}};
+    record.paired = {paired};
+    write_config(dir.string(), record);
+  }
+  std::vector<ConfigRecord> read;
+  for (int launch = 0; launch < 2; ++launch)
+    read.push_back(read_config((dir / config_file_name(record.id, launch, 2)).string()));
+  ASSERT_EQ(read[1].paired.size(), 1u);
+  const PairedLaunch& back = read[1].paired[0];
+  EXPECT_EQ(back.launch, 1);
+  EXPECT_EQ(back.block_steps, 8);
+  EXPECT_EQ(back.pilot_step_us, 512.25);
+  EXPECT_EQ(back.autocorrelation, (std::vector<double>{0.9, 0.5, -0.125}));
+  ASSERT_EQ(back.pairs.size(), 3u);
+  EXPECT_EQ(back.pairs[1].kind, PairKind::same_one_rank);
+  EXPECT_FALSE(back.pairs[1].a_first);
+  EXPECT_EQ(back.pairs[0].a_us, 1000.5);
+  EXPECT_EQ(back.pairs[0].b_us, 700.25);
+  EXPECT_EQ(back.pairs[2].start_s, 0.0043);
+  const std::vector<ConfigRecord> merged = merge_launches(read);
+  ASSERT_EQ(merged.size(), 1u);
+  ASSERT_EQ(merged[0].paired.size(), 2u);
+  EXPECT_EQ(merged[0].paired[0].launch, 0);
+  EXPECT_EQ(merged[0].paired[1].launch, 1);
+}
+
+}  // namespace
+}  // namespace ddpscale

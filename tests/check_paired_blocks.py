@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Reads a study's paired blocks (HDF5 group /paired, docs/hdf5-schema.md) with h5py and
+checks them against the design (docs/methodology.md, "The paired speedup"):
+
+    check_paired_blocks.py STUDY_DIR
+
+Every N-rank configuration file of a twin holds /paired for its own launch and no 1-rank file
+does; each launch ran whole rounds of 10 pairs, 8 speedup pairs and one A/A pair of each kind
+per round; every block took a positive time; blocks have at least 2 steps; the pilot's
+autocorrelations lie in [-1, 1]; pairs are stored in the order they ran.
+
+Exit status: 0 right, 1 wrong (each problem printed), 77 h5py/numpy missing.
+"""
+import glob
+import os
+import sys
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:  # reported as skipped by CTest, never as passed
+    print(f"SKIPPED: {e} (Debian: python3-h5py python3-numpy)")
+    sys.exit(77)
+
+PAIRS_PER_ROUND, SPEEDUP_PAIRS_PER_ROUND, MIN_BLOCK_STEPS = 10, 8, 2
+
+
+def check_file(path, problems):
+    with h5py.File(path, "r") as f:
+        world = int(f["params"].attrs["world_size"])
+        if world == 1:
+            if "paired" in f:
+                problems.append(f"{path}: a 1-rank configuration holds /paired")
+            return 0
+        if "paired" not in f:
+            problems.append(f"{path}: an N-rank twin without /paired")
+            return 0
+        g = f["paired"]
+        if int(g.attrs["launch"]) != int(f.attrs["launch"]):
+            problems.append(f"{path}: /paired launch {g.attrs['launch']} in the file of launch {f.attrs['launch']}")
+        kinds, a_us, b_us, start = g["kind"][:], g["a_us"][:], g["b_us"][:], g["start_s"][:]
+        n = len(kinds)
+        if not (len(a_us) == len(b_us) == len(start) == len(g["a_first"][:]) == n):
+            problems.append(f"{path}: /paired arrays of different lengths")
+            return 0
+        if n == 0 or n % PAIRS_PER_ROUND:
+            problems.append(f"{path}: {n} pairs, not whole rounds of {PAIRS_PER_ROUND}")
+        rounds = n // PAIRS_PER_ROUND
+        counts = [int(np.sum(kinds == k)) for k in (0, 1, 2)]
+        if counts != [SPEEDUP_PAIRS_PER_ROUND * rounds, rounds, rounds]:
+            problems.append(f"{path}: pair kinds {counts} over {rounds} rounds")
+        if not (np.all(a_us > 0) and np.all(b_us > 0)):
+            problems.append(f"{path}: a block with no positive time")
+        if np.any(np.diff(start) < 0):
+            problems.append(f"{path}: pairs not in the order they ran")
+        if int(g.attrs["block_steps"]) < MIN_BLOCK_STEPS:
+            problems.append(f"{path}: blocks of {g.attrs['block_steps']} steps")
+        acf = g["autocorrelation"][:]
+        if len(acf) == 0 or np.any(np.abs(acf[np.isfinite(acf)]) > 1 + 1e-12):
+            problems.append(f"{path}: pilot autocorrelation {acf[:5]}")
+        return n
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    problems = []
+    files = [p for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.h5"))) if os.path.basename(p) != "study.h5"]
+    pairs = sum(check_file(p, problems) for p in files)
+    for problem in problems:
+        print("FAIL:", problem)
+    if problems or pairs == 0:
+        print(f"FAIL: {len(problems)} problem(s); {pairs} pairs in {len(files)} files")
+        return 1
+    print(f"PASSED: {pairs} pairs in {len(files)} files match the paired design")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
