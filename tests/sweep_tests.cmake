@@ -82,7 +82,7 @@ add_test(NAME sweep_heartbeat
          COMMAND bash -c [=[
 set -u
 bin="$1" spec="$2" out="$3"; shift 3
-rm -rf "$out"
+rm -rf "$out" && mkdir -p "$(dirname "$out")"
 "$@" -np 2 "$bin" sweep "$spec" --out "$out" --no-commbench 2>&1 |
   while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done > "$out.log"
 status=${PIPESTATUS[0]}
