@@ -2,7 +2,8 @@
 // thread calls `beat` once no line has gone out for `quiet` (checked every second, or four
 // times per `quiet` where that is shorter). The owner and the thread share one mutex: the
 // owner holds lock() around everything it prints and calls printed() after each line; `beat`
-// runs with it held and returns whether it printed. Only the rank that prints starts the thread (enabled).
+// runs with it held and returns whether it printed. Only the rank that prints starts the
+// thread (enabled).
 #pragma once
 #include <algorithm>
 #include <chrono>
