@@ -104,7 +104,7 @@ ConfigSummary summarize_config(const ConfigRecord& config) {
     summary.kept_throughputs.push_back(ok_runs[i]->samples_per_second);
     summary.kept_launches.push_back(ok_runs[i]->launch);
   }
-  summary.throughput = summarize(summary.kept_throughputs);
+  summary.throughput = summarize_positive(summary.kept_throughputs);  // an interval that stays above 0
   summary.launches = config.launches;
   for (const RunRecord& run : config.runs) summary.launches = std::max(summary.launches, run.launch + 1);
   summary.launch_variance = launch_variance_components(throughputs_by_launch(summary));

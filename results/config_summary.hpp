@@ -55,7 +55,7 @@ struct ConfigSummary {
   VarianceComponents launch_variance;
   LevelSplit levels;
   bool separate_levels = false;
-  Summary throughput;                      // samples per second, global
+  Summary throughput;                      // samples per second, global; its interval on the log scale
   std::array<Summary, kPhaseCount> phase_us;  // of the runs' phase medians, indexed by Phase
   // Of the same kept runs: the median over runs of the largest rank's allocator peak (NaN
   // where the device does not report one, e.g. CPU), and the mean of every NVML

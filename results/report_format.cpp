@@ -48,8 +48,10 @@ std::string ranks_text(const ConfigParams& p) {
 }
 
 std::string throughput_text(const Summary& s) {
-  return mean_pm_ci(
-      s, [](double v) { return format_number(v, 4); }, [](double v) { return format_number(v, 2); });
+  if (s.n == 0) return "n/a";
+  const std::string mean = format_number(s.mean, 4);
+  if (!std::isfinite(s.ci_low) || !std::isfinite(s.ci_high)) return mean + " (n=" + std::to_string(s.n) + ", no CI)";
+  return mean + " [" + format_number(s.ci_low, 4) + ", " + format_number(s.ci_high, 4) + "]";
 }
 
 std::string speedup_text(const ConfigSpeedup& s) {

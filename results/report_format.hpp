@@ -31,7 +31,9 @@ std::string mean_pm_ci(const Summary& s, MeanText mean_text, HalfWidthText half_
   return mean_text(s.mean) + " ± " + half_width_text((s.ci_high - s.ci_low) / 2);
 }
 
-// Throughputs: four significant digits, the interval's half-width two.
+// Throughputs: "mean [low, high]" with four significant digits; the interval is on the log
+// scale (summarize_positive), so not centred on the mean and never below zero. "mean (n=1,
+// no CI)" or "n/a" as mean_pm_ci.
 std::string throughput_text(const Summary& s);
 std::string speedup_text(const ConfigSpeedup& s);  // "1.80x [1.75, 1.85]", "n/a"
 std::string p_text(double p);                      // "< 0.001", "0.032", "n/a"

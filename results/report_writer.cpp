@@ -325,8 +325,9 @@ class ReportBuilder {
 
   // ---- Results per model -------------------------------------------------------------
   void results_per_model() {
-    doc_.paragraph("Throughput is global samples per second (all ranks), mean ± half-width of the 95% t-interval "
-                   "over runs; speedup is N ranks over 1 with a 95% bootstrap interval, which decides whether more "
+    doc_.paragraph("Throughput is global samples per second (all ranks), the mean over runs and a 95% interval "
+                   "[low, high]: the t-interval of the mean log throughput, exponentiated, which never reaches "
+                   "below zero; speedup is N ranks over 1 with a 95% bootstrap interval, which decides whether more "
                    "ranks paid off (its low end above 1); p is Welch's two-tailed test of N ranks against 1, "
                    "a second opinion from another method." +
                    std::string(on_gpus() ? " Memory is the largest rank's allocator peak, GPU utilisation the mean "

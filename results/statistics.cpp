@@ -72,6 +72,18 @@ Interval mean_confidence_interval(const std::vector<double>& values, double conf
   return {m - half_width, m + half_width};
 }
 
+Interval log_scale_confidence_interval(const std::vector<double>& values, double confidence) {
+  if (values.size() < 2) return {};
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) return {};
+    logs.push_back(std::log(v));
+  }
+  const Interval on_log_scale = mean_confidence_interval(logs, confidence);
+  return {std::exp(on_log_scale.low), std::exp(on_log_scale.high)};
+}
+
 Summary summarize(const std::vector<double>& values) {
   Summary s;
   s.n = values.size();
@@ -88,6 +100,14 @@ Summary summarize(const std::vector<double>& values) {
   s.q3 = quantile_of_sorted(sorted, 0.75);
   s.min = sorted.front();
   s.max = sorted.back();
+  return s;
+}
+
+Summary summarize_positive(const std::vector<double>& values) {
+  Summary s = summarize(values);
+  const Interval ci = log_scale_confidence_interval(values, 0.95);
+  s.ci_low = ci.low;
+  s.ci_high = ci.high;
   return s;
 }
 

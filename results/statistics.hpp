@@ -50,12 +50,21 @@ double student_t_critical(double confidence, double df);
 // The t-interval of the mean: mean +- t(df = n - 1) * sd / sqrt(n). Invalid when n < 2.
 Interval mean_confidence_interval(const std::vector<double>& values, double confidence = 0.95);
 
+// The t-interval of the mean log, exponentiated: exp(m +- t(df = n - 1) * s / sqrt(n)) with m
+// and s the mean and sample sd of ln(values). An interval of the geometric mean, for a
+// quantity that cannot be negative (a throughput): its low end stays above zero however
+// widely the values spread, where the plain t-interval of a few scattered runs reaches below
+// zero. Invalid when n < 2 or a value is not a positive finite number.
+Interval log_scale_confidence_interval(const std::vector<double>& values, double confidence = 0.95);
+
 // What the report prints for one quantity measured over runs.
 struct Summary {
   size_t n = 0;
   double mean = kNaN;
   double sd = kNaN;
-  double ci_low = kNaN;   // 95% t-interval of the mean; NaN when n < 2
+  // 95%; NaN when n < 2. summarize: the t-interval of the mean; summarize_positive: the
+  // log-scale interval (log_scale_confidence_interval), which need not be centred on the mean.
+  double ci_low = kNaN;
   double ci_high = kNaN;
   double median = kNaN;
   double q1 = kNaN;
@@ -64,6 +73,9 @@ struct Summary {
   double max = kNaN;
 };
 Summary summarize(const std::vector<double>& values);
+// summarize, with the interval on the log scale: for quantities that cannot be negative
+// (throughputs). NaN interval where a value is not positive.
+Summary summarize_positive(const std::vector<double>& values);
 
 // ---- Outliers: modified Z-score (Iglewicz & Hoaglin 1993) ------------------------
 

@@ -362,7 +362,9 @@ ReportDocument build_document(const ComparisonResult& r) {
   const BootstrapOptions& bs = r.options.bootstrap;
   doc.heading("How to read this");
   doc.paragraph(
-      "Per configuration, the runs the report keeps (failed runs and throughput outliers out). B/A is the ratio of "
+      "Per configuration, the runs the report keeps (failed runs and throughput outliers out). Samples/s are the "
+      "mean over runs with a 95% interval [low, high] on the log scale (the t-interval of the mean log throughput, "
+      "exponentiated: never below zero), as in the report. B/A is the ratio of "
       "mean throughputs; its interval is a percentile bootstrap (" + group_thousands(bs.resamples) +
       " resamples, seed " + std::to_string(bs.seed) + ", each study's runs resampled on their own), p is Welch's "
       "two-tailed t-test of B's against A's throughputs. Throughput changed significantly when p < " +

@@ -4,7 +4,8 @@
 # report. Run again, it continues an interrupted study (--resume) and rewrites the report.
 #   STUDY=path SPEC=experiments/other.yaml bash scripts/run-main.sh   to choose another study
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-bash "$DDPSCALE_ROOT/scripts/setup.sh"
+# Only the binary this command runs: the test executables are scripts/run-tests.sh's.
+bash "$DDPSCALE_ROOT/scripts/setup.sh" ddpscale
 
 spec="${SPEC:-$DDPSCALE_ROOT/experiments/quick.yaml}"
 study="${STUDY:-$DDPSCALE_ROOT/studies/$(basename "$spec" .yaml)-$DDPSCALE_MODE}"

@@ -4,4 +4,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$DDPSCALE_ROOT/scripts/setup.sh"
 cd "$BUILD_DIR"
-ctest --output-on-failure --timeout 900 "$@"
+# Side by side, one test per core: the MPI tests claim both cores (PROCESSORS 2) and the
+# timing tests run alone (RUN_SERIAL), tests/CMakeLists.txt says which.
+ctest --output-on-failure --timeout 900 -j "$JOBS" "$@"

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian/Ubuntu apt, as root) and builds ddpscale (Release).
 # On the GPU machine nothing is installed: everything is there and nothing can be fetched.
+#   bash scripts/setup.sh              builds every target, the tests included
+#   bash scripts/setup.sh ddpscale     builds only the targets named (scripts/run-main.sh: the
+#                                      one binary it runs, without the test executables)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 DEBIAN_PACKAGES=(build-essential cmake ninja-build git pkg-config
@@ -61,5 +64,7 @@ extra+=("${more_args[@]}")
 log "configuring $BUILD_DIR ($DDPSCALE_MODE build)"
 cmake -S "$DDPSCALE_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >"$BUILD_DIR.configure.log" 2>&1 ||
   { cat "$BUILD_DIR.configure.log"; exit 1; }
-log "building with $JOBS jobs"
-cmake --build "$BUILD_DIR" -j "$JOBS"
+targets=()
+[ $# -gt 0 ] && targets=(--target "$@")
+log "building ${*:-every target} with $JOBS jobs"
+cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"

@@ -8,7 +8,8 @@ batch per rank when weak or global batch when strong, optimizer, learning rate, 
 exec, NCCL profile, device and measured steps), reads the ok runs' samples_per_second
 with h5py (a study of several launches has one file per configuration and launch: they are
 merged by config_id), removes outliers by the modified Z-score within each launch, and
-computes mean, sample sd, the 95% t-interval (scipy.stats.t.ppf), Welch's p
+computes mean, sample sd, the 95% interval on the log scale (the t-interval of the mean log
+throughput, scipy.stats.t.ppf, exponentiated), Welch's p
 (scipy.stats.ttest_ind, equal_var=False) and the speedup (ratio of means; with several
 launches, of the means of the launches' means, over the launches both sides ran in); then
 compares them with summary.csv. Where the N-rank files hold the paired design's blocks
@@ -34,7 +35,12 @@ except ImportError as e:  # reported as skipped by CTest, never as passed
     print(f"SKIPPED: {e} (Debian: python3-h5py python3-numpy python3-scipy)")
     sys.exit(77)
 
-REL_TOL = 1e-9     # mean, sd, CI bounds, speedup: the same double arithmetic, other code
+REL_TOL = 1e-9     # mean, sd, speedup: the same double arithmetic, other code (summation order)
+# CI bounds: their t quantile comes from Boost.Math in ddpscale and from scipy here, two
+# implementations of the inverse t distribution that were seen to differ by 4e-9 relative
+# (a bound of 1920.50245 samples/s against 1920.50244): 1e-7 holds that with room and still
+# catches any other formula, whose bounds differ by percent.
+CI_REL_TOL = 1e-7
 P_REL_TOL = 1e-6   # Welch p: Boost.Math against scipy's special functions
 P_ABS_TOL = 1e-15  # p-values below this are both "zero" in double precision terms
 
@@ -104,12 +110,17 @@ def modified_z_filter(values):
 
 
 def describe(values):
+    """Throughputs: mean and sd, and the 95% interval of the mean log, exponentiated (never
+    below zero); NaN bounds for fewer than 2 values."""
     n = len(values)
     mean = float(np.mean(values)) if n else math.nan
     sd = float(np.std(values, ddof=1)) if n >= 2 else math.nan
     if n >= 2:
-        half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
-        low, high = mean - half, mean + half
+        logs = np.log(np.asarray(values, dtype=float))
+        half = stats.t.ppf(0.975, n - 1) * float(np.std(logs, ddof=1)) / math.sqrt(n)
+        low, high = math.exp(float(np.mean(logs)) - half), math.exp(float(np.mean(logs)) + half)
+        if not 0 < low <= high:
+            fail(f"interval [{low}, {high}] of {values!r} is not a positive interval")
     else:
         low = high = math.nan
     return {"n": n, "mean": mean, "sd": sd, "ci95_low": low, "ci95_high": high}
@@ -152,8 +163,13 @@ def check_config(config, row):
                          ("runs_failed", len(config["runs"]) - len(ok)), ("outliers_removed", removed),
                          ("samples_per_s_n", d["n"])):
         same(f"{cid} {column}", csv_number(row, column), float(want), 0.0)
-    for field in ("mean", "sd", "ci95_low", "ci95_high"):
+    for field in ("mean", "sd"):
         same(f"{cid} samples_per_s_{field}", csv_number(row, "samples_per_s_" + field), d[field], REL_TOL)
+    for field in ("ci95_low", "ci95_high"):
+        same(f"{cid} samples_per_s_{field}", csv_number(row, "samples_per_s_" + field), d[field], CI_REL_TOL)
+    low = csv_number(row, "samples_per_s_ci95_low")
+    if not math.isnan(low) and low <= 0:
+        fail(f"{cid} samples_per_s_ci95_low: {low!r}, a throughput interval below zero")
     return kept, d, by_launch
 
 

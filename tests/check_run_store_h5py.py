@@ -24,6 +24,8 @@ def text(value):
 
 
 def expect(actual, expected, what):
+    # Exact, floats included: the sample study writes these values and h5py reads the same
+    # bits back (the phase times are whole microseconds, exact in float32).
     if actual != expected:
         raise AssertionError(f"{what}: expected {expected!r}, read {actual!r}")
 

@@ -34,6 +34,13 @@ TEST(ReportFormatting, FormatNumberKeepsSignificantDigits) {
   EXPECT_EQ(format_number(-std::numeric_limits<double>::infinity()), "n/a");
 }
 
+TEST(ReportFormatting, ThroughputTextGivesTheLogScaleIntervalAsItsBounds) {
+  // The scattered runs of test_statistics.cpp: mean 1516.67, interval [14.21, 31534.7].
+  EXPECT_EQ(throughput_text(summarize_positive({250.0, 4000.0, 300.0})), "1517 [14.21, 31535]");
+  EXPECT_EQ(throughput_text(summarize_positive({100.0})), "100.0 (n=1, no CI)");
+  EXPECT_EQ(throughput_text(summarize_positive({})), "n/a");
+}
+
 TEST(ReportFormatting, GroupThousands) {
   EXPECT_EQ(group_thousands(0), "0");
   EXPECT_EQ(group_thousands(999), "999");

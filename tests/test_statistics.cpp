@@ -64,6 +64,47 @@ TEST(Descriptive, SummaryMatchesR) {
   EXPECT_DOUBLE_EQ(s.max, 12.6);
 }
 
+TEST(Descriptive, LogScaleIntervalMatchesScipy) {
+  // Python, numpy 1.24 + scipy 1.10: l = np.log(x); h = stats.t.ppf(0.975, 6) * np.std(l, ddof=1) / sqrt(7)
+  //   math.exp(l.mean() - h) -> 11.891695261758928; math.exp(l.mean() + h) -> 12.422567080118723
+  // 1e-9: Boost.Math's t quantile against scipy's, two implementations (they agree to ~1e-9).
+  const Interval ci = log_scale_confidence_interval(kSmall);
+  EXPECT_NEAR(ci.low, 11.891695261758928, 1e-9 * 11.9);
+  EXPECT_NEAR(ci.high, 12.422567080118723, 1e-9 * 12.4);
+  const Summary s = summarize_positive(kSmall);
+  EXPECT_DOUBLE_EQ(s.ci_low, ci.low);  // the same function's result, copied
+  EXPECT_DOUBLE_EQ(s.ci_high, ci.high);
+  EXPECT_NEAR(s.mean, 12.1571428571429, 1e-12);  // the rest of the summary is summarize's
+  EXPECT_NEAR(s.sd, 0.28784916685157, 1e-12);
+  EXPECT_NEAR(s.median, 12.10, 1e-12);
+}
+
+TEST(Descriptive, ScatteredThroughputsKeepAPositiveInterval) {
+  // Three runs that scatter as a loaded CPU host's do. The t-interval of the mean reaches
+  // below zero (scipy: -3826.15475491274, 6859.488088246074); the log-scale one cannot:
+  // Python, numpy + scipy: exp(mean(log) -+ t(0.975, 2) sd(log) / sqrt(3)) -> 14.211028206798659,
+  // 31534.6974289533, around the geometric mean 669.4329500821694 (1e-9 relative as above).
+  const std::vector<double> scattered{250.0, 4000.0, 300.0};
+  const Interval plain = mean_confidence_interval(scattered);
+  EXPECT_NEAR(plain.low, -3826.15475491274, 1e-9 * 3826.2);
+  const Summary s = summarize_positive(scattered);
+  EXPECT_NEAR(s.ci_low, 14.211028206798659, 1e-9 * 14.2);
+  EXPECT_NEAR(s.ci_high, 31534.6974289533, 1e-9 * 31534.7);
+  EXPECT_GT(s.ci_low, 0.0);
+  EXPECT_NEAR(s.mean, 1516.6666666666667, 1e-9);
+}
+
+TEST(Descriptive, LogScaleIntervalNeedsTwoPositiveValues) {
+  EXPECT_FALSE(log_scale_confidence_interval({5.0}).valid());
+  EXPECT_FALSE(log_scale_confidence_interval({}).valid());
+  EXPECT_FALSE(log_scale_confidence_interval({5.0, 0.0, 6.0}).valid());
+  EXPECT_FALSE(log_scale_confidence_interval({5.0, -1.0}).valid());
+  EXPECT_FALSE(log_scale_confidence_interval({5.0, kNaN}).valid());
+  const Summary with_zero = summarize_positive({5.0, 0.0, 6.0});
+  EXPECT_TRUE(std::isnan(with_zero.ci_low));  // no interval rather than a made-up one
+  EXPECT_DOUBLE_EQ(with_zero.mean, 11.0 / 3.0);
+}
+
 TEST(Descriptive, QuartilesAreType7) {
   // R: q <- c(7, 15, 36, 39, 40, 41); quantile(q, c(.25, .5, .75), type = 7) -> 20.25 37.50 39.75;
   //    IQR(q, type = 7) -> 19.5.  numpy.percentile(q, [25, 50, 75]) -> [20.25 37.5 39.75].

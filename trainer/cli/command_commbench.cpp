@@ -53,7 +53,7 @@ static CommBenchOptions validated_options(const cxxopts::ParseResult& args) {
 namespace {
 
 // Rank 0's rows as each size is measured and, while a size takes long (gigabytes on CPU
-// ranks take tens of seconds), a comment line at least every kEvery saying which size is
+// ranks take tens of seconds), a comment line at least every kEvery (heartbeat_interval) saying which size is
 // under way, so a long sweep is never silence.
 class RowPrinter {
  public:
@@ -63,7 +63,7 @@ class RowPrinter {
       : sizes_(commbench_sizes(bench)),
         op_(bench.op),
         size_started_(std::chrono::steady_clock::now()),
-        heartbeat_(kEvery, [this] { return beat(); }, leader) {}
+        heartbeat_(heartbeat_interval(kEvery), [this] { return beat(); }, leader) {}
 
   void print(const CommBenchRow& row) {
     const auto lock = heartbeat_.lock();

@@ -246,8 +246,9 @@ std::string clock_text(double seconds) {
 }
 
 // Rank 0's progress lines: one when a configuration is stored (and, on a terminal, one line
-// redrawn after every run) and, between those, one at least every kHeartbeat naming what is
-// running, so a long configuration or a launch starting up is never silence. The eta is
+// redrawn after every run) and, between those, one at least every kHeartbeat
+// (heartbeat_interval) naming what is running, so a long configuration or a launch starting
+// up is never silence. The eta is
 // SweepEta's, from the run times measured so far (docs/methodology.md, "Progress and its
 // estimate"); "?" until a configuration has finished.
 class Progress {
@@ -260,7 +261,7 @@ class Progress {
         eta_(std::move(plan)),
         start_(std::chrono::steady_clock::now()),
         tty_(isatty(STDERR_FILENO) != 0),
-        heartbeat_(kHeartbeat, [this] { return beat(); }, leader) {}
+        heartbeat_(heartbeat_interval(kHeartbeat), [this] { return beat(); }, leader) {}
 
   void run_done(size_t config) {
     const auto lock = heartbeat_.lock();
