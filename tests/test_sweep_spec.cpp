@@ -39,10 +39,26 @@ TEST(SweepSpec, ParsesTheGridAndDefaults) {
 TEST(SweepSpec, InterleaveRunsIsABooleanOffByDefault) {
   const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\n";
   EXPECT_TRUE(parse_sweep_spec(grid, "s.yaml").interleave_runs);  // on unless asked otherwise
-  EXPECT_FALSE(parse_sweep_spec(grid + "interleave_runs: false\n", "s.yaml").interleave_runs);
+  EXPECT_FALSE(parse_sweep_spec(grid + "design: runs\ninterleave_runs: false\n", "s.yaml").interleave_runs);
   EXPECT_NE(error_of(grid + "interleave_runs: sometimes\n").find("key 'interleave_runs': expected true or false"),
             std::string::npos)
       << error_of(grid + "interleave_runs: sometimes\n");
+}
+
+// The paired design is the default; runs is the other choice; the paired design measures each
+// N-rank configuration beside its twin, so it refuses interleave_runs: false, naming the fix.
+TEST(SweepSpec, DesignIsPairedByDefaultAndRefusesSeparatedTwins) {
+  const std::string grid = "models: [m]\nbatch_sizes: [8]\nworld_sizes: [1, 2]\n";
+  const SweepSpec defaults = parse_sweep_spec(grid, "s.yaml");
+  EXPECT_EQ(defaults.design, "paired");
+  EXPECT_EQ(defaults.paired_seconds, kDefaultPairedSeconds);
+  EXPECT_EQ(parse_sweep_spec(grid + "design: runs\n", "s.yaml").design, "runs");
+  EXPECT_EQ(parse_sweep_spec(grid + "paired_seconds: 0.5\n", "s.yaml").paired_seconds, 0.5);
+  EXPECT_NE(error_of(grid + "design: duet\n").find("key 'design': is paired"), std::string::npos)
+      << error_of(grid + "design: duet\n");
+  EXPECT_NE(error_of(grid + "paired_seconds: 0\n").find("paired_seconds"), std::string::npos);
+  const std::string separated = error_of(grid + "interleave_runs: false\n");
+  EXPECT_NE(separated.find("needs design: runs"), std::string::npos) << separated;
 }
 
 // target_half_width turns on launches until precise; min_launches (2 or more) only with it,
