@@ -457,6 +457,13 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   if (own_errors)
     result.calibration = "the model errors of the study's own " + std::to_string(errors.size()) +
                          " N-GPU configurations";
+  if (named_cost) {
+    std::set<int> per_node;
+    for (const Topology& target : options.targets) per_node.insert(target.gpus_per_node);
+    for (int gpus : per_node) result.node_sharing_used.push_back(node_sharing.at(gpus));
+    result.calibration = node_sharing_profile_text(options.node_sharing) + "; " +
+                         node_sharing_used_text(result.node_sharing_used);
+  }
   for (const MeasuredConfig& base : study.configs) {
     if (base.params.world_size != 1) continue;
     for (const Topology& target : options.targets) {
@@ -470,13 +477,6 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
           own_errors ? errors : named_cost ? node_sharing.at(target.gpus_per_node).step_errors : model_only_errors;
       result.predictions.push_back(predictor.predict(start, target, calibration));
     }
-  }
-  if (named_cost) {
-    std::set<int> per_node;
-    for (const Topology& target : options.targets) per_node.insert(target.gpus_per_node);
-    for (int gpus : per_node) result.node_sharing_used.push_back(node_sharing.at(gpus));
-    result.calibration = node_sharing_profile_text(options.node_sharing) + "; " +
-                         node_sharing_used_text(result.node_sharing_used);
   }
   return result;
 }
