@@ -12,7 +12,9 @@
 namespace ddpscale {
 namespace {
 
-// A measured count's mean log inflation and its standard error (0 from one configuration).
+// A measured count's typical log inflation, the median of log(1 + error) (as the predictor's
+// point takes the median error: a few host hiccups among the errors do not move it), and its
+// standard error, sqrt(pi / 2) sd / sqrt(n), the median's of a normal sample (0 from one).
 struct MeasuredMean {
   int gpus = 0;
   double log_inflation = 0;
@@ -27,8 +29,10 @@ std::vector<double> log_inflations(const std::vector<double>& step_errors) {
 
 MeasuredMean measured_mean(const NodeSharingCost& cost) {
   const std::vector<double> logs = log_inflations(cost.step_errors);
-  const double se = logs.size() > 1 ? sample_sd(logs) / std::sqrt(static_cast<double>(logs.size())) : 0.0;
-  return {cost.gpus, mean(logs), se};
+  constexpr double kMedianEfficiency = 1.2533141373155003;  // sqrt(pi / 2)
+  const double se =
+      logs.size() > 1 ? kMedianEfficiency * sample_sd(logs) / std::sqrt(static_cast<double>(logs.size())) : 0.0;
+  return {cost.gpus, median(logs), se};
 }
 
 // The weights w_k with which the least-squares line through (x_k, y_k) gives sum w_k y_k at

@@ -28,16 +28,16 @@ struct NodeSharingProfile {
   std::string gpu_counts() const;                      // "2 and 4", for messages
 };
 
-// How the mean log step inflation, log(1 + error), grows with the GPUs sharing a node: in
+// How the typical log step inflation, log(1 + error), grows with the GPUs sharing a node: in
 // proportion to the other ranks on the host (N - 1, the model) or to the doublings of N
 // (log2 N, the alternative whose disagreement with the model widens a carried cost).
 enum class NodeSharingGrowth { kOtherRanks, kDoublings };
 double growth_coordinate(NodeSharingGrowth growth, int gpus);  // 0 at 1 GPU
 
-// The mean log inflation at `gpus` from the least-squares line in the growth coordinate
-// through the profile's measured means: through the origin (no cost at 1 GPU, where the
-// model is its own measurement) unless the profile measured 1 GPU, then with an intercept.
-// sd: the line's standard error there, from each measured mean's (sd / sqrt(n)).
+// The typical log inflation at `gpus` from the least-squares line in the growth coordinate
+// through each measured count's median of log(1 + error): through the origin (no cost at 1
+// GPU, where the model is its own measurement) unless the profile measured 1 GPU, then with an
+// intercept. sd: the line's standard error there, from each median's (sqrt(pi / 2) sd / sqrt(n)).
 struct FittedInflation {
   double log_inflation = 0;
   double sd = 0;
@@ -46,8 +46,8 @@ FittedInflation fitted_log_inflation(const NodeSharingProfile& profile, int gpus
 
 // The cost a prediction on `gpus` GPUs sharing a node is calibrated by: the one measured at
 // that count, or one carried to it. Carried: each error of the measured count nearest below
-// (else above) keeps its distance from that count's mean log inflation, about the fitted
-// mean at `gpus` (N - 1 growth), and is spread by the model's own uncertainty, model_sd (in
+// (else above) keeps its distance in log from that count's median, about the fitted value
+// at `gpus` (N - 1 growth), and is spread by the model's own uncertainty, model_sd (in
 // log): the fit's standard error and half the gap between the N - 1 and log2 N fits, drawn
 // by the three-point Gauss-Hermite rule (-sqrt 3, 0, +sqrt 3 with weights 1/6, 2/3, 1/6, as
 // six equally likely copies), which keeps a normal's variance and kurtosis.
@@ -58,7 +58,7 @@ struct NodeSharingAtN {
   std::string how;                  // "measured at 4 GPUs ..." or "carried from 2 GPUs by ..."
   // Carried only:
   int spread_from_gpus = 0;         // the measured count whose errors' spread is kept
-  double log_inflation = 0;         // the fitted mean log(1 + error) at gpus (N - 1 growth)
+  double log_inflation = 0;         // the fitted median log(1 + error) at gpus (N - 1 growth)
   double fit_sd = 0, growth_sd = 0, model_sd = 0;  // model_sd^2 = fit_sd^2 + growth_sd^2
 };
 // Throws std::invalid_argument when the profile has no cost at 2 or more GPUs.

@@ -5,8 +5,8 @@ count it did not measure: one count of the entry is held out and predicted from 
 The entry's `node_sharing` in an interconnects file holds costs measured at several GPU
 counts (the relative errors of the predictor's model-only step, measured / predicted - 1).
 The held-out count's cost is carried from the kept ones exactly as `ddpscale predict` carries
-it (prediction/node_sharing.hpp; docs/methodology.md, "Predicted scaling"): the mean of
-log(1 + error) linear in N - 1 through the kept counts' means (through the origin unless 1
+it (prediction/node_sharing.hpp; docs/methodology.md, "Predicted scaling"): the median of
+log(1 + error) linear in N - 1 through the kept counts' medians (through the origin unless 1
 GPU is kept), the nearest kept count's spread, widened by the fit's standard error and half
 the gap to a log2 N fit. Then set against what was measured at the held-out count: the
 typical step (median) the carried cost predicts against the measured one, and how many of
@@ -46,15 +46,15 @@ def coordinate(growth, gpus):
     return gpus - 1.0 if growth == "other-ranks" else math.log2(gpus)
 
 
-def log_mean(errors):
-    """The mean of log(1 + error) and its standard error, sd / sqrt(n) (0 for one error)."""
+def log_median(errors):
+    """The median of log(1 + error) and its standard error, sqrt(pi / 2) sd / sqrt(n) (0 for one)."""
     logs = [math.log1p(e) for e in errors]
-    se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
-    return statistics.fmean(logs), se
+    se = math.sqrt(math.pi / 2) * statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
+    return statistics.median(logs), se
 
 
 def fitted(costs, gpus, growth):
-    """The least-squares line's mean log inflation at `gpus` and its standard error."""
+    """The least-squares line's median log inflation at `gpus` and its standard error."""
     counts = sorted(costs)
     xs = [coordinate(growth, n) for n in counts]
     x = coordinate(growth, gpus)
@@ -67,7 +67,7 @@ def fitted(costs, gpus, growth):
         if sxx <= 0:
             fail("the kept costs do not fix a line: keep a count of 2 or more GPUs")
         weights = [1 / len(xs) + (xk - mean_x) * (x - mean_x) / sxx for xk in xs]
-    means = [log_mean(costs[n]) for n in counts]
+    means = [log_median(costs[n]) for n in counts]
     centre = sum(w * m for w, (m, _) in zip(weights, means))
     sd = math.sqrt(sum((w * se) ** 2 for w, (_, se) in zip(weights, means)))
     return centre, sd
@@ -84,7 +84,7 @@ def carried(costs, gpus):
     alternative, _ = fitted(costs, gpus, "doublings")
     growth_sd = abs(centre - alternative) / 2
     model_sd = math.hypot(fit_sd, growth_sd)
-    source_mean, _ = log_mean(costs[source])
+    source_mean, _ = log_median(costs[source])
     errors = [math.expm1(centre + math.log1p(e) - source_mean + model_sd * z)
               for e in costs[source] for z in GAUSS_HERMITE]
     return {"errors": errors, "log_inflation": centre, "fit_sd": fit_sd, "growth_sd": growth_sd,
@@ -193,7 +193,7 @@ def main():
     print(f"{args.interconnect}: the cost at {args.hold_out} GPUs ({len(measured)} configurations, measured median "
           f"step error {100 * statistics.median(measured):+.1f}%) predicted from "
           f"{', '.join(str(n) for n in keep)} GPUs only.\n")
-    print(f"Carried: mean log(1 + error) {carry['log_inflation']:.4f} against {log_mean(measured)[0]:.4f} measured; "
+    print(f"Carried: median log(1 + error) {carry['log_inflation']:.4f} against {log_median(measured)[0]:.4f} measured; "
           f"model sd {carry['model_sd']:.4f} (fit {carry['fit_sd']:.4f}, half the gap to log2 N "
           f"{carry['growth_sd']:.4f}).\n")
     print(f"| cost used at {args.hold_out} GPUs | median step error | typical step, predicted / measured - 1 | "

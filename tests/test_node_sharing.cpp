@@ -6,6 +6,7 @@
 // errors naming the file, the line and the key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -24,28 +25,33 @@ constexpr double kSameArithmetic = 1e-12;
 const double kRoot3 = std::sqrt(3.0);
 const double kGaussHermite[] = {-kRoot3, 0, 0, 0, 0, kRoot3};
 
-struct LogMean {
-  double mean, se;
+struct LogMedian {
+  double median, se;
 };
 
-// The mean of log(1 + e) and its standard error sd / sqrt(n), written out.
-LogMean log_mean(const std::vector<double>& errors) {
-  const double n = static_cast<double>(errors.size());
+// The median of log(1 + e) and its standard error sqrt(pi / 2) sd / sqrt(n), written out.
+LogMedian log_median(const std::vector<double>& errors) {
+  std::vector<double> logs;
+  for (double e : errors) logs.push_back(std::log(1 + e));
+  std::sort(logs.begin(), logs.end());
+  const size_t n = logs.size();
+  const double middle = n % 2 == 1 ? logs[n / 2] : (logs[n / 2 - 1] + logs[n / 2]) / 2;
   double sum = 0;
-  for (double e : errors) sum += std::log(1 + e);
-  const double m = sum / n;
+  for (double l : logs) sum += l;
+  const double m = sum / static_cast<double>(n);
   double squares = 0;
-  for (double e : errors) squares += (std::log(1 + e) - m) * (std::log(1 + e) - m);
-  return {m, std::sqrt(squares / (n - 1)) / std::sqrt(n)};
+  for (double l : logs) squares += (l - m) * (l - m);
+  const double sd = std::sqrt(squares / static_cast<double>(n - 1));
+  return {middle, std::sqrt(std::acos(-1.0) / 2) * sd / std::sqrt(static_cast<double>(n))};
 }
 
 // The carried errors as the header states them: each source error's log distance from its
-// mean, about the fitted centre, times the six Gauss-Hermite points of the model's sd.
+// median, about the fitted centre, plus the six Gauss-Hermite points times the model's sd.
 std::vector<double> carried_by_hand(const std::vector<double>& source, double centre, double model_sd) {
-  const double source_mean = log_mean(source).mean;
+  const double source_median = log_median(source).median;
   std::vector<double> errors;
   for (double e : source)
-    for (double z : kGaussHermite) errors.push_back(std::exp(centre + std::log(1 + e) - source_mean + model_sd * z) - 1);
+    for (double z : kGaussHermite) errors.push_back(std::exp(centre + std::log(1 + e) - source_median + model_sd * z) - 1);
   return errors;
 }
 
@@ -57,11 +63,11 @@ void expect_errors_near(const std::vector<double>& actual, const std::vector<dou
 const std::vector<double> kTwoGpuErrors = {0.1, 0.3, 0.2};
 
 // One cost at 2 GPUs, carried through the origin: the line's slope is c2 / x(2) with
-// x(2) = 1 in both growth coordinates. At 4: x = 3 (N - 1), mean 3 c2, standard error 3 se2;
+// x(2) = 1 in both growth coordinates. At 4: x = 3 (N - 1), median 3 c2, standard error 3 se2;
 // log2 N says 2 c2, so half the gap is c2 / 2. At 8: 7 c2 against 3 c2, half the gap 2 c2.
 TEST(NodeSharing, CarriedFromOneCountByHand) {
   const NodeSharingProfile profile{{{2, kTwoGpuErrors, "test"}}};
-  const LogMean two = log_mean(kTwoGpuErrors);
+  const LogMedian two = log_median(kTwoGpuErrors);
   struct Case {
     int gpus;
     double x, x_log2;
@@ -70,12 +76,12 @@ TEST(NodeSharing, CarriedFromOneCountByHand) {
     const NodeSharingAtN at = node_sharing_at(profile, c.gpus);
     EXPECT_FALSE(at.measured);
     EXPECT_EQ(at.spread_from_gpus, 2);
-    EXPECT_NEAR(at.log_inflation, c.x * two.mean, kSameArithmetic);
+    EXPECT_NEAR(at.log_inflation, c.x * two.median, kSameArithmetic);
     EXPECT_NEAR(at.fit_sd, c.x * two.se, kSameArithmetic);
-    EXPECT_NEAR(at.growth_sd, (c.x - c.x_log2) * two.mean / 2, kSameArithmetic);
-    const double model_sd = std::sqrt(std::pow(c.x * two.se, 2) + std::pow((c.x - c.x_log2) * two.mean / 2, 2));
+    EXPECT_NEAR(at.growth_sd, (c.x - c.x_log2) * two.median / 2, kSameArithmetic);
+    const double model_sd = std::sqrt(std::pow(c.x * two.se, 2) + std::pow((c.x - c.x_log2) * two.median / 2, 2));
     EXPECT_NEAR(at.model_sd, model_sd, kSameArithmetic);
-    expect_errors_near(at.step_errors, carried_by_hand(kTwoGpuErrors, c.x * two.mean, model_sd));
+    expect_errors_near(at.step_errors, carried_by_hand(kTwoGpuErrors, c.x * two.median, model_sd));
     EXPECT_NE(at.how.find("carried from 2 GPUs by log(1 + step error) linear in N - 1 (fitted through no cost "
                           "at 1 GPU and the costs measured at 2 GPUs)"),
               std::string::npos)
@@ -92,19 +98,19 @@ TEST(NodeSharing, CarriedFromOneCountByHand) {
 
 // A cost measured at 1 GPU (a launch's shift against its twin) gives the line an intercept:
 // through x = 0 and x = 1 the weights at x are 1/2 + (x_k - 1/2)(x - 1/2) / (1/2), so at 4
-// GPUs (x = 3) -2 and 3: mean 3 c2 - 2 c1, variance 4 se1^2 + 9 se2^2. In log2 N (x = 2) the
+// GPUs (x = 3) -2 and 3: median 3 c2 - 2 c1, variance 4 se1^2 + 9 se2^2. In log2 N (x = 2) the
 // weights are -1 and 2: the gap is c2 - c1, half of it the growth sd.
 TEST(NodeSharing, CarriedWithAnInterceptWhereOneGpuWasMeasured) {
   const std::vector<double> one_gpu = {0.01, -0.01, 0.03};
   const NodeSharingProfile profile{{{1, one_gpu, "one"}, {2, kTwoGpuErrors, "two"}}};
-  const LogMean one = log_mean(one_gpu), two = log_mean(kTwoGpuErrors);
+  const LogMedian one = log_median(one_gpu), two = log_median(kTwoGpuErrors);
   const NodeSharingAtN at = node_sharing_at(profile, 4);
   EXPECT_EQ(at.spread_from_gpus, 2);
-  EXPECT_NEAR(at.log_inflation, 3 * two.mean - 2 * one.mean, kSameArithmetic);
+  EXPECT_NEAR(at.log_inflation, 3 * two.median - 2 * one.median, kSameArithmetic);
   EXPECT_NEAR(at.fit_sd, std::sqrt(4 * one.se * one.se + 9 * two.se * two.se), kSameArithmetic);
-  EXPECT_NEAR(at.growth_sd, std::abs(two.mean - one.mean) / 2, kSameArithmetic);
+  EXPECT_NEAR(at.growth_sd, std::abs(two.median - one.median) / 2, kSameArithmetic);
   expect_errors_near(at.step_errors, carried_by_hand(kTwoGpuErrors, at.log_inflation,
-                                                     std::hypot(at.fit_sd, std::abs(two.mean - one.mean) / 2)));
+                                                     std::hypot(at.fit_sd, std::abs(two.median - one.median) / 2)));
   EXPECT_NE(at.how.find("fitted through the costs measured at 1 and 2 GPUs"), std::string::npos) << at.how;
 }
 
@@ -115,11 +121,11 @@ TEST(NodeSharing, CarriedWithAnInterceptWhereOneGpuWasMeasured) {
 TEST(NodeSharing, CarriedPastAndBetweenTwoMeasuredCounts) {
   const std::vector<double> four = {0.3, 0.5, 0.45, 0.6};
   const NodeSharingProfile profile{{{2, kTwoGpuErrors, "two"}, {4, four, "four"}}};
-  const LogMean c2 = log_mean(kTwoGpuErrors), c4 = log_mean(four);
+  const LogMedian c2 = log_median(kTwoGpuErrors), c4 = log_median(four);
   const NodeSharingAtN eight = node_sharing_at(profile, 8);
-  const double centre = 7 * (c2.mean + 3 * c4.mean) / 10;
+  const double centre = 7 * (c2.median + 3 * c4.median) / 10;
   const double fit_sd = std::hypot(0.7 * c2.se, 2.1 * c4.se);
-  const double growth_sd = std::abs(centre - 3 * (c2.mean + 2 * c4.mean) / 5) / 2;
+  const double growth_sd = std::abs(centre - 3 * (c2.median + 2 * c4.median) / 5) / 2;
   EXPECT_EQ(eight.spread_from_gpus, 4);
   EXPECT_NEAR(eight.log_inflation, centre, kSameArithmetic);
   EXPECT_NEAR(eight.fit_sd, fit_sd, kSameArithmetic);
@@ -129,7 +135,7 @@ TEST(NodeSharing, CarriedPastAndBetweenTwoMeasuredCounts) {
 
   const NodeSharingAtN three = node_sharing_at(profile, 3);
   EXPECT_EQ(three.spread_from_gpus, 2);
-  EXPECT_NEAR(three.log_inflation, 2 * (c2.mean + 3 * c4.mean) / 10, kSameArithmetic);
+  EXPECT_NEAR(three.log_inflation, 2 * (c2.median + 3 * c4.median) / 10, kSameArithmetic);
   EXPECT_EQ(node_sharing_at(profile, 4).step_errors, four);
   EXPECT_THROW(node_sharing_at(NodeSharingProfile{{{1, {0.01}, "one"}}}, 4), std::invalid_argument);
 }
