@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -73,11 +74,8 @@ std::vector<double> times_of(const std::string& path, const std::string& name, c
   return values;
 }
 
-// `node_sharing: {gpus, source, step_errors}`: errors above -1 (a step cannot take no time).
-NodeSharingCost node_sharing_of(const std::string& path, const std::string& name, const YAML::Node& entry) {
-  const YAML::Node block = entry["node_sharing"];
-  if (!block) return {};
-  const std::string what = name + ".node_sharing";
+// One cost, `{gpus, source, step_errors}`: errors above -1 (a step cannot take no time).
+NodeSharingCost node_sharing_cost_of(const std::string& path, const std::string& what, const YAML::Node& block) {
   if (!block.IsMap())
     throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': expected a map of gpus, source "
                                 "and step_errors " + kForm);
@@ -88,9 +86,15 @@ NodeSharingCost node_sharing_of(const std::string& path, const std::string& name
                                   "' (gpus, source, step_errors)");
   }
   NodeSharingCost cost;
-  cost.gpus = std::stoi(required_text(path, what, block, "gpus"));
-  if (cost.gpus < 2)
-    throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': gpus must be 2 or more");
+  const std::string gpus = required_text(path, what, block, "gpus");
+  try {
+    cost.gpus = block["gpus"].as<int>();
+  } catch (const YAML::Exception&) {
+    throw std::invalid_argument(where(path, block["gpus"]) + ": interconnect '" + what + "': gpus is '" + gpus +
+                                "', not a whole number");
+  }
+  if (cost.gpus < 1)
+    throw std::invalid_argument(where(path, block["gpus"]) + ": interconnect '" + what + "': gpus must be 1 or more");
   cost.source = required_text(path, what, block, "source");
   cost.step_errors = numbers(path, what, block, "step_errors");
   if (cost.step_errors.empty())
@@ -100,6 +104,33 @@ NodeSharingCost node_sharing_of(const std::string& path, const std::string& name
       throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': step error " +
                                   std::to_string(e) + " is not above -1 (measured / predicted step - 1)");
   return cost;
+}
+
+// `node_sharing:` as one cost (a map) or a list of costs at different GPU counts, at least
+// one of them at 2 or more GPUs; kept in increasing GPU count.
+NodeSharingProfile node_sharing_of(const std::string& path, const std::string& name, const YAML::Node& entry) {
+  const YAML::Node block = entry["node_sharing"];
+  if (!block) return {};
+  const std::string what = name + ".node_sharing";
+  NodeSharingProfile profile;
+  if (!block.IsSequence()) {
+    profile.costs.push_back(node_sharing_cost_of(path, what, block));
+  } else {
+    for (size_t i = 0; i < block.size(); ++i) {
+      const std::string item = what + "[" + std::to_string(i) + "]";
+      const NodeSharingCost cost = node_sharing_cost_of(path, item, block[i]);
+      if (profile.measured_at(cost.gpus))
+        throw std::invalid_argument(where(path, block[i]) + ": interconnect '" + item + "': a second cost at " +
+                                    std::to_string(cost.gpus) + " GPUs (give one per GPU count)");
+      profile.costs.push_back(cost);
+    }
+    std::sort(profile.costs.begin(), profile.costs.end(),
+              [](const NodeSharingCost& a, const NodeSharingCost& b) { return a.gpus < b.gpus; });
+  }
+  if (profile.costs.empty() || profile.costs.back().gpus < 2)
+    throw std::invalid_argument(where(path, block) + ": interconnect '" + what +
+                                "': needs a cost measured at 2 or more GPUs (one at 1 GPU alone carries nothing)");
+  return profile;
 }
 
 NamedInterconnect named_interconnect(const std::string& path, const std::string& name, const YAML::Node& entry) {

@@ -17,12 +17,13 @@ struct NamedInterconnect {
   std::string measured;  // when
   std::string source;    // where the numbers come from: a file, a commit, a published page
   AllreduceCurve curve;  // curve.source: "NAME: about (source; measured ...)"
-  NodeSharingCost node_sharing;  // optional: not given where the entry has none
+  NodeSharingProfile node_sharing;  // optional: not given where the entry has none
 };
 
 // The file's `interconnects:` map, in file order. Each entry: about, measured, source, gpus,
 // bytes and either time_us or busbw_gbs (nccl-tests' bus bandwidth, converted to time), and
-// optionally node_sharing (gpus, source, step_errors: node_sharing.hpp). Throws
+// optionally node_sharing: one cost (gpus, source, step_errors: node_sharing.hpp) or a list
+// of them at different GPU counts, at least one at 2 or more. Throws
 // std::invalid_argument naming the file, the line and what to write there.
 std::vector<NamedInterconnect> parse_interconnect_catalog(const std::string& yaml_text, const std::string& path);
 std::vector<NamedInterconnect> load_interconnect_catalog(const std::string& path);

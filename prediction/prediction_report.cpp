@@ -357,6 +357,11 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
         {"node_sharing_median_abs_error", summary.node_sharing_median_abs_error},
         {"node_sharing_coverage", summary.node_sharing_coverage}}},
       {"calibration", result.calibration}};
+  // The named profile's cost per GPU count a node: measured there, or carried (and how).
+  nlohmann::ordered_json& used = json["node_sharing_used"] = nlohmann::ordered_json::array();
+  for (const NodeSharingAtN& at : result.node_sharing_used)
+    used.push_back({{"gpus_per_node", at.gpus}, {"measured", at.measured}, {"how", at.how},
+                    {"median_step_error", median(at.step_errors)}, {"model_sd", at.model_sd}});
   nlohmann::ordered_json& predictions = json["predictions"] = nlohmann::ordered_json::array();
   for (const Prediction& p : result.predictions) predictions.push_back(prediction_object(p));
   nlohmann::ordered_json& validation = json["validation"] = nlohmann::ordered_json::array();
@@ -395,11 +400,12 @@ std::vector<std::string> write_prediction_tables(const ScalingPrediction& result
   out("validation.csv", validation_csv(result));
   out("predict.json", prediction_json(result, options, source));
   if (result.measured_node_sharing.given()) {
-    NodeSharingCost cost = result.measured_node_sharing;
-    cost.source = "`ddpscale predict " + source + "` with the allreduce curve " + result.allreduce_curve;
+    NodeSharingProfile costs = result.measured_node_sharing;
+    for (NodeSharingCost& cost : costs.costs)
+      cost.source = "`ddpscale predict " + source + "` with the allreduce curve " + result.allreduce_curve;
     out("node-sharing.yaml", "# This study's cost of sharing a node, for the entry of its machine in an interconnects "
                              "file\n# (experiments/interconnects.yaml shows the form; --interconnects FILE).\n" +
-                                 node_sharing_yaml(cost));
+                                 node_sharing_yaml(costs));
   }
   return files;
 }

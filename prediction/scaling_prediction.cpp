@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "overlap_simulation.hpp"
@@ -315,18 +316,55 @@ struct CheckTally {
   double coverage() const { return fraction_true(hits); }
 };
 
-// The model errors at the GPU count the study measured most often (the smaller on a tie),
-// as a named profile's node-sharing cost.
-NodeSharingCost node_sharing_of_pairs(const std::vector<MeasuredPair>& pairs, const std::vector<double>& errors) {
-  std::map<int, size_t> per_count;
-  for (const MeasuredPair& pair : pairs) ++per_count[pair.n_gpu->params.world_size];
-  NodeSharingCost cost;
-  size_t most = 0;
-  for (const auto& [gpus, count] : per_count)
-    if (count > most) most = count, cost.gpus = gpus;
-  for (size_t i = 0; i < pairs.size(); ++i)
-    if (pairs[i].n_gpu->params.world_size == cost.gpus) cost.step_errors.push_back(errors[i]);
-  return cost;
+// The model errors per GPU count the study measured, as a named profile's node-sharing costs.
+NodeSharingProfile node_sharing_of_pairs(const std::vector<MeasuredPair>& pairs, const std::vector<double>& errors) {
+  std::map<int, std::vector<double>> per_count;
+  for (size_t i = 0; i < pairs.size(); ++i) per_count[pairs[i].n_gpu->params.world_size].push_back(errors[i]);
+  NodeSharingProfile profile;
+  for (const auto& [gpus, count_errors] : per_count) profile.costs.push_back({gpus, count_errors, ""});
+  return profile;
+}
+
+// The named profile's cost for G GPUs sharing a node, worked out once per G.
+class NodeSharingByCount {
+ public:
+  explicit NodeSharingByCount(const NodeSharingProfile& profile) : profile_(profile) {}
+  const NodeSharingAtN& at(int gpus) {
+    auto found = worked_out_.find(gpus);
+    if (found == worked_out_.end()) found = worked_out_.emplace(gpus, node_sharing_at(profile_, gpus)).first;
+    return found->second;
+  }
+
+ private:
+  const NodeSharingProfile& profile_;
+  std::map<int, NodeSharingAtN> worked_out_;
+};
+
+// "the cost of sharing a node, 92 model errors measured on 2 GPUs of the named interconnect
+// (source)", or with several counts measured, each count's errors and source.
+std::string node_sharing_profile_text(const NodeSharingProfile& profile) {
+  if (profile.costs.size() == 1) {
+    const NodeSharingCost& cost = profile.costs[0];
+    return "the cost of sharing a node, " + std::to_string(cost.step_errors.size()) + " model errors measured on " +
+           std::to_string(cost.gpus) + " GPUs of the named interconnect (" + cost.source + ")";
+  }
+  std::string counts, sources;
+  for (size_t i = 0; i < profile.costs.size(); ++i) {
+    const NodeSharingCost& cost = profile.costs[i];
+    const std::string separator = i == 0 ? "" : i + 1 == profile.costs.size() ? " and " : ", ";
+    counts += separator + std::to_string(cost.step_errors.size());
+    sources += (i == 0 ? "" : "; ") + std::to_string(cost.gpus) + " GPUs: " + cost.source;
+  }
+  return "the cost of sharing a node, " + counts + " model errors measured on " + profile.gpu_counts() +
+         " GPUs of the named interconnect (" + sources + ")";
+}
+
+// Which cost each GPU count per node of the targets was calibrated by, in words.
+std::string node_sharing_used_text(const std::vector<NodeSharingAtN>& used) {
+  std::string text;
+  for (const NodeSharingAtN& at : used)
+    text += (text.empty() ? "" : "; ") + std::string("at ") + std::to_string(at.gpus) + " GPUs a node, " + at.how;
+  return text;
 }
 
 }  // namespace
@@ -365,6 +403,7 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   // the other models' errors only (leave one model out), and by the named machine's cost of
   // sharing a node alone where one is given.
   CheckTally model_only_checks, calibrated_checks, other_models_checks, node_sharing_checks;
+  NodeSharingByCount node_sharing(options.node_sharing);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const MeasuredConfig& n_gpu = *pairs[i].n_gpu;
     const std::vector<double> others = errors_of_others(pairs, errors, i, false);
@@ -384,7 +423,8 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
     calibrated_checks.add(row.calibrated, measured, row.calibrated_error, row.calibrated_covered);
     if (options.node_sharing.given()) {
       row.node_sharing = true;
-      row.node_sharing_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, options.node_sharing.step_errors);
+      row.node_sharing_calibrated =
+          predictor.predict(pairs[i].start, {1, row.world_size}, node_sharing.at(row.world_size).step_errors);
       node_sharing_checks.add(row.node_sharing_calibrated, measured, row.node_sharing_error, row.node_sharing_covered);
     }
     if (!other_models.empty()) {
@@ -409,16 +449,21 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   result.measured_node_sharing = node_sharing_of_pairs(pairs, errors);
 
   // Forward: every 1-GPU configuration at every target, calibrated by all measured errors,
-  // or, where the study measured no N-GPU configuration, by the named profile's node sharing.
+  // or, where the study measured no N-GPU configuration, by the named profile's cost of
+  // sharing a node at the target's GPUs a node.
   const bool own_errors = !errors.empty();
-  const std::vector<double>& calibration = own_errors ? errors : options.node_sharing.step_errors;
+  const bool named_cost = !own_errors && options.node_sharing.given();
+  const std::vector<double> model_only_errors;
   if (own_errors)
     result.calibration = "the model errors of the study's own " + std::to_string(errors.size()) +
                          " N-GPU configurations";
-  else if (options.node_sharing.given())
-    result.calibration = "the cost of sharing a node, " + std::to_string(options.node_sharing.step_errors.size()) +
-                         " model errors measured on " + std::to_string(options.node_sharing.gpus) +
-                         " GPUs of the named interconnect (" + options.node_sharing.source + ")";
+  if (named_cost) {
+    std::set<int> per_node;
+    for (const Topology& target : options.targets) per_node.insert(target.gpus_per_node);
+    for (int gpus : per_node) result.node_sharing_used.push_back(node_sharing.at(gpus));
+    result.calibration = node_sharing_profile_text(options.node_sharing) + "; " +
+                         node_sharing_used_text(result.node_sharing_used);
+  }
   for (const MeasuredConfig& base : study.configs) {
     if (base.params.world_size != 1) continue;
     for (const Topology& target : options.targets) {
@@ -428,6 +473,8 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
       }
       const Starting start = predictor.starting_point(base, target.ranks());
       if (!start.compute) continue;  // strong scaling without one rank's share measured
+      const std::vector<double>& calibration =
+          own_errors ? errors : named_cost ? node_sharing.at(target.gpus_per_node).step_errors : model_only_errors;
       result.predictions.push_back(predictor.predict(start, target, calibration));
     }
   }

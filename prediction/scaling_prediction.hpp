@@ -41,8 +41,9 @@ struct PredictOptions {
   NetworkProfile network;         // between nodes (needed when a target has nodes > 1)
   AllreduceCurve allreduce;       // given (--allreduce): replaces the study's own commbench curve
   // Given (--allreduce NAME whose entry has one): calibrates a study without N-GPU
-  // configurations of its own, and is checked on a study with them.
-  NodeSharingCost node_sharing;
+  // configurations of its own, and is checked on a study with them; a target of G GPUs a
+  // node takes the cost at G (measured there, or carried: node_sharing_at).
+  NodeSharingProfile node_sharing;
   double first_bucket_mb = 1.0;   // the engine's default (not stored with a study)
   int draws = 4000;               // Monte Carlo draws per prediction
   uint64_t seed = 20261123;       // fixed: the same study gives the same intervals
@@ -82,8 +83,9 @@ struct ValidationRow {
   // false) when no other model was measured at the same N.
   bool other_models = false;
   Prediction other_models_calibrated;
-  // Calibrated by the named profile's node-sharing cost alone (options.node_sharing): what a
-  // study of one GPU on this hardware would be told. Not made where none is given.
+  // Calibrated by the named profile's node-sharing cost at world_size alone
+  // (options.node_sharing): what a study of one GPU on this hardware would be told. Not made
+  // where none is given.
   bool node_sharing = false;
   Prediction node_sharing_calibrated;
   double model_only_error = kNaN, calibrated_error = kNaN, other_models_error = kNaN;  // relative, of the mean throughput
@@ -112,9 +114,12 @@ struct ScalingPrediction {
   size_t calibration_configurations = 0;  // N-GPU configurations whose errors calibrate
   // What the forward predictions are calibrated by, in words ("" where they are model only).
   std::string calibration;
-  // The study's own model errors at the GPU count it measured most: the node-sharing cost it
-  // would give a named profile (not given() where it has no N-GPU configuration).
-  NodeSharingCost measured_node_sharing;
+  // The study's own model errors, one cost per GPU count it measured: the node-sharing costs
+  // it would give a named profile (not given() where it has no N-GPU configuration).
+  NodeSharingProfile measured_node_sharing;
+  // The named profile's costs the forward predictions used, one per GPU count a node of a
+  // target has (empty where the study calibrates itself or no profile was given).
+  std::vector<NodeSharingAtN> node_sharing_used;
   std::vector<std::string> notes;       // what was skipped and why
 };
 

@@ -6,9 +6,11 @@ one host state). Each lease in turn is held out: the profile's cost of sharing a
 built from the other leases' studies only (their model errors, `ddpscale predict`'s
 node-sharing.yaml), and every N-GPU configuration of the held-out lease is predicted from its
 1-GPU twin, the named allreduce curve and that cost alone, as a user with one GPU would be
-told; then compared with what was measured. Prints the median absolute error and the
-coverage of the 95% intervals per model family and overall, and the profile pooled from
-every lease (the node_sharing block for the entry in experiments/interconnects.yaml).
+told; then compared with what was measured. Prints the median absolute error, the mean
+signed error (bias), the coverage of the 95% intervals and their median half-width per model
+family, per lease, per GPU count and overall, and the profile pooled from every lease (the
+node_sharing block for the entry in experiments/interconnects.yaml: one cost per GPU count
+measured, a list of them where the studies measured several).
 
   scripts/check-one-gpu-prediction.py --interconnect h100-nvlink-2gpu \\
       --lease seed=docs/results/h100x2/seed-study \\
@@ -48,8 +50,8 @@ def predict(ddpscale, study, interconnect, catalog, out):
 
 
 def model_errors(ddpscale, studies, interconnect, catalog, scratch):
-    """The model-only step errors of the studies' N-GPU configurations, and N."""
-    errors, gpus = [], set()
+    """The model-only step errors of the studies' N-GPU configurations, per N: {N: errors}."""
+    errors = {}
     for k, study in enumerate(studies):
         out = os.path.join(scratch, f"errors-{k}")
         predict(ddpscale, study, interconnect, catalog, out)
@@ -58,20 +60,33 @@ def model_errors(ddpscale, studies, interconnect, catalog, scratch):
             sys.exit(f"check-one-gpu-prediction.py: {study} has no N-GPU configuration with its 1-GPU twin")
         with open(path) as f:
             block = yaml.safe_load(f)["node_sharing"]
-        errors += block["step_errors"]
-        gpus.add(block["gpus"])
-    if len(gpus) != 1:
-        sys.exit(f"check-one-gpu-prediction.py: the studies were measured at different GPU counts {sorted(gpus)}")
-    return errors, gpus.pop()
+        for cost in block if isinstance(block, list) else [block]:
+            errors.setdefault(cost["gpus"], []).extend(cost["step_errors"])
+    return errors
 
 
-def catalog_with(base_catalog, interconnect, errors, gpus, source, path):
+def pooled(errors_per_lease):
+    """{N: errors} of several leases, in lease order."""
+    errors = {}
+    for per_count in errors_per_lease:
+        for gpus, values in per_count.items():
+            errors.setdefault(gpus, []).extend(values)
+    return dict(sorted(errors.items()))
+
+
+def node_sharing_block(errors, source):
+    """One cost as a map, several (one per GPU count) as a list."""
+    costs = [{"gpus": gpus, "source": source, "step_errors": [round(e, 4) for e in values]}
+             for gpus, values in sorted(errors.items())]
+    return costs[0] if len(costs) == 1 else costs
+
+
+def catalog_with(base_catalog, interconnect, errors, source, path):
     with open(base_catalog) as f:
         catalog = yaml.safe_load(f)
     if interconnect not in catalog["interconnects"]:
         sys.exit(f"check-one-gpu-prediction.py: {interconnect} is not in {base_catalog}")
-    catalog["interconnects"][interconnect]["node_sharing"] = {"gpus": gpus, "source": source,
-                                                               "step_errors": [round(e, 4) for e in errors]}
+    catalog["interconnects"][interconnect]["node_sharing"] = node_sharing_block(errors, source)
     with open(path, "w") as f:
         yaml.safe_dump(catalog, f, sort_keys=False)
 
@@ -86,6 +101,7 @@ def checked_rows(ddpscale, studies, interconnect, catalog, scratch, lease):
                 if r["node_sharing"]:
                     point, low, high = (float(r[k]) for k in ("node_sharing", "node_sharing_low", "node_sharing_high"))
                     rows.append({"lease": lease, "study": study, "model": r["model"], "family": family_of(r["model"]),
+                                 "gpus": int(r["world_size"]),
                                  "error": float(r["node_sharing_error"]), "covered": r["node_sharing_covered"] == "true",
                                  "half_width": (high - low) / 2 / point})
     return rows
@@ -95,7 +111,8 @@ def summary_line(name, rows):
     errors = [abs(r["error"]) for r in rows]
     covered = sum(r["covered"] for r in rows)
     half_width = statistics.median(r["half_width"] for r in rows)
-    return (f"| {name} | {len(rows)} | {100 * statistics.median(errors):.1f}% | "
+    bias = statistics.fmean(r["error"] for r in rows)
+    return (f"| {name} | {len(rows)} | {100 * statistics.median(errors):.1f}% | {100 * bias:+.1f}% | "
             f"{covered} of {len(rows)} ({100 * covered / len(rows):.0f}%) | {100 * half_width:.1f}% |")
 
 
@@ -126,28 +143,30 @@ def main():
         rows = []
         for held_out, studies in leases.items():
             others = [n for n in leases if n != held_out]
-            pooled = [e for n in others for e in errors_of[n][0]]
             catalog = os.path.join(scratch, f"catalog-without-{held_out}.yaml")
-            catalog_with(args.interconnects, args.interconnect, pooled, errors_of[others[0]][1],
+            catalog_with(args.interconnects, args.interconnect, pooled(errors_of[n] for n in others),
                          "leases " + ", ".join(others), catalog)
             rows += checked_rows(args.ddpscale, studies, args.interconnect, catalog, scratch, held_out)
 
     print("Each lease predicted from a profile built from the other leases only.\n")
-    print("| model family | configurations | median abs. error | inside the 95% interval | median half-width |")
-    print("|---|---:|---:|---:|---:|")
+    print("| model family | configurations | median abs. error | mean signed error | inside the 95% interval | "
+          "median half-width |")
+    print("|---|---:|---:|---:|---:|---:|")
     for family, _ in FAMILIES + [("other", ())]:
         picked = [r for r in rows if r["family"] == family]
         if picked:
             print(summary_line(family, picked))
     for lease in leases:
         print(summary_line(f"lease {lease}", [r for r in rows if r["lease"] == lease]))
+    counts = sorted({r["gpus"] for r in rows})
+    if len(counts) > 1:
+        for gpus in counts:
+            print(summary_line(f"{gpus} GPUs", [r for r in rows if r["gpus"] == gpus]))
     print(summary_line("all", rows))
-    all_errors = [e for n in leases for e in errors_of[n][0]]
-    gpus = next(iter(errors_of.values()))[1]
+    source = "leases " + ", ".join(f"{n} ({' '.join(leases[n])})" for n in leases)
     print("\nThe profile pooled from every lease (for the entry's node_sharing):\n")
-    print(yaml.safe_dump({"node_sharing": {"gpus": gpus, "source": "leases " + ", ".join(
-        f"{n} ({' '.join(leases[n])})" for n in leases), "step_errors": [round(e, 4) for e in all_errors]}},
-        sort_keys=False, width=100, default_flow_style=None))
+    print(yaml.safe_dump({"node_sharing": node_sharing_block(pooled(errors_of[n] for n in leases), source)},
+                         sort_keys=False, width=100, default_flow_style=None))
 
 
 if __name__ == "__main__":

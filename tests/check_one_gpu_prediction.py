@@ -36,7 +36,8 @@ def main():
     out = done.stdout
     n = len(errors)
     for label, count in (("lease a", n), ("lease b", n), ("all", 2 * n)):
-        if not re.search(r"^\| %s \| %d \| [0-9.]+%% \| \d+ of %d \(\d+%%\) \| [0-9.]+%% \|$" % (label, count, count),
+        if not re.search(r"^\| %s \| %d \| [0-9.]+%% \| [+-][0-9.]+%% \| \d+ of %d \(\d+%%\) \| [0-9.]+%% \|$"
+                         % (label, count, count),
                          out, re.M):
             fail(f"no row '{label}' of {count} configurations in:\n{out}")
     pooled = yaml.safe_load(out.split("(for the entry's node_sharing):", 1)[1])["node_sharing"]["step_errors"]

@@ -2,7 +2,7 @@
 # curves (experiments/interconnects.yaml), the overlap simulation, the report-folder input, the
 # interval's coverage on simulated studies and the leave-one-model-out self-check.
 set(DDPSCALE_TEST_LIBS ddpscale_prediction)
-ddpscale_unit_test(test_prediction test_prediction.cpp test_interconnect_curves.cpp)
+ddpscale_unit_test(test_prediction test_prediction.cpp test_interconnect_curves.cpp test_node_sharing.cpp)
 # For the repository's experiments/networks.yaml.
 target_compile_definitions(test_prediction PRIVATE DDPSCALE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
@@ -60,6 +60,23 @@ python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_allreduce_prediction.py ${ddpscale_one
 grep -q 'calibrated by the cost of sharing a node, [0-9]* model errors measured on 2 GPUs of the named interconnect' ${ddpscale_one_gpu}-named/predict.md
 ! cut -d, -f24 ${ddpscale_one_gpu}-named/predict.csv | tail -n +2 | grep -qv true")
 set_tests_properties(predict_one_gpu_named_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 120)
+# The same study from a test entry with node-sharing costs measured at 2 and 4 GPUs
+# (tests/data/interconnects-per-gpu-count.yaml): each target is calibrated by the cost at its
+# own count, 4 GPUs by the 4-GPU one, 8 by the one carried from both; checked against the
+# model-only prediction from the same curve times (1 + each cost's median).
+set(ddpscale_per_count ${CMAKE_CURRENT_SOURCE_DIR}/data/interconnects-per-gpu-count.yaml)
+add_test(NAME predict_one_gpu_node_sharing_per_count
+         COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-per-count ${ddpscale_one_gpu}-curve-only
+$<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce test-costs-at-2-and-4 --interconnects ${ddpscale_per_count} --draws 500 --no-plots --out ${ddpscale_one_gpu}-per-count
+$<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce test-curve-only --interconnects ${ddpscale_per_count} --draws 500 --no-plots --out ${ddpscale_one_gpu}-curve-only
+python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_node_sharing_per_count.py ${ddpscale_one_gpu}-per-count ${ddpscale_one_gpu}-curve-only ${ddpscale_per_count} test-costs-at-2-and-4")
+set_tests_properties(predict_one_gpu_node_sharing_per_count PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study
+                     TIMEOUT 120)
+# scripts/check-node-sharing-model.py on synthetic entries with costs at 1, 2 and 4 GPUs: the
+# carried cost, its error against the held-out count and the coverage, worked by hand.
+add_test(NAME node_sharing_model_script
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_node_sharing_model.py ${CMAKE_BINARY_DIR}/node-sharing-model)
+set_tests_properties(node_sharing_model_script PROPERTIES LABELS "predict" TIMEOUT 60)
 add_test(NAME predict_one_gpu_csv_curve
          COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-csv
 $<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce ${ddpscale_h100_curve} --draws 500 --no-plots --out ${ddpscale_one_gpu}-csv

@@ -270,7 +270,7 @@ TEST(InterconnectCurves, NodeSharingCostCalibratesAOneGpuStudyAndIsChecked) {
   EXPECT_EQ(model_only.calibration, "");
   EXPECT_FALSE(model_only.measured_node_sharing.given());
 
-  options.node_sharing = {2, {0.1, 0.3, 0.2}, "three test configurations"};
+  options.node_sharing = {{{2, {0.1, 0.3, 0.2}, "three test configurations"}}};
   const ScalingPrediction result = predict_scaling(study, options);
   ASSERT_EQ(result.predictions.size(), 1u);
   const Prediction& p = result.predictions[0];
@@ -293,9 +293,10 @@ TEST(InterconnectCurves, NodeSharingCostCalibratesAOneGpuStudyAndIsChecked) {
   EXPECT_EQ(checked.summary.node_sharing_configurations, 1u);
   // The study's own errors give its node-sharing cost, and calibrate its forward predictions.
   ASSERT_TRUE(checked.measured_node_sharing.given());
-  EXPECT_EQ(checked.measured_node_sharing.gpus, 2);
-  ASSERT_EQ(checked.measured_node_sharing.step_errors.size(), 1u);
-  EXPECT_NEAR(checked.measured_node_sharing.step_errors[0], 0.2, 1e-9);
+  ASSERT_EQ(checked.measured_node_sharing.costs.size(), 1u);
+  EXPECT_EQ(checked.measured_node_sharing.costs[0].gpus, 2);
+  ASSERT_EQ(checked.measured_node_sharing.costs[0].step_errors.size(), 1u);
+  EXPECT_NEAR(checked.measured_node_sharing.costs[0].step_errors[0], 0.2, 1e-9);
   EXPECT_NE(checked.calibration.find("study's own 1 N-GPU"), std::string::npos);
 }
 
@@ -314,9 +315,10 @@ TEST(InterconnectCurves, NodeSharingBlockRoundTripsAndIsChecked) {
   const NodeSharingCost written{2, {0.125, -0.0625, 0.5}, "a test study: `ddpscale predict x`"};
   const std::vector<NamedInterconnect> back = parse_interconnect_catalog(entry + node_sharing_yaml(written), "t.yaml");
   ASSERT_EQ(back.size(), 1u);
-  EXPECT_EQ(back[0].node_sharing.gpus, 2);
-  EXPECT_EQ(back[0].node_sharing.source, written.source);
-  EXPECT_EQ(back[0].node_sharing.step_errors, written.step_errors);  // exact in binary at 4 digits
+  ASSERT_EQ(back[0].node_sharing.costs.size(), 1u);
+  EXPECT_EQ(back[0].node_sharing.costs[0].gpus, 2);
+  EXPECT_EQ(back[0].node_sharing.costs[0].source, written.source);
+  EXPECT_EQ(back[0].node_sharing.costs[0].step_errors, written.step_errors);  // exact in binary at 4 digits
   EXPECT_FALSE(parse_interconnect_catalog(entry, "t.yaml")[0].node_sharing.given());
 
   const auto refused = [&](const std::string& block) {
@@ -338,11 +340,15 @@ TEST(InterconnectCurves, NodeSharingBlockRoundTripsAndIsChecked) {
 TEST(InterconnectCurves, RepositoryProfilesCarryTheirNodeSharingCost) {
   for (const NamedInterconnect& ic : load_interconnect_catalog(kRepositoryCatalog)) {
     ASSERT_TRUE(ic.node_sharing.given()) << ic.name;
-    EXPECT_EQ(ic.node_sharing.gpus, ic.curve.ranks) << ic.name;
-    EXPECT_GE(ic.node_sharing.step_errors.size(), 20u) << ic.name;
-    EXPECT_NE(ic.node_sharing.source.find("docs/results/"), std::string::npos) << ic.name;
-    EXPECT_EQ(interconnect_by_name_or_file(ic.name, kRepositoryCatalog).node_sharing.step_errors,
-              ic.node_sharing.step_errors);
+    EXPECT_NE(ic.node_sharing.measured_at(ic.curve.ranks), nullptr) << ic.name;  // at the curve's own count
+    for (const NodeSharingCost& cost : ic.node_sharing.costs) {
+      EXPECT_GE(cost.step_errors.size(), 20u) << ic.name << " at " << cost.gpus;
+      EXPECT_NE(cost.source.find("docs/results/"), std::string::npos) << ic.name << " at " << cost.gpus;
+    }
+    const NodeSharingProfile named = interconnect_by_name_or_file(ic.name, kRepositoryCatalog).node_sharing;
+    ASSERT_EQ(named.costs.size(), ic.node_sharing.costs.size()) << ic.name;
+    for (size_t k = 0; k < named.costs.size(); ++k)
+      EXPECT_EQ(named.costs[k].step_errors, ic.node_sharing.costs[k].step_errors) << ic.name;
   }
   const std::string csv = std::string(DDPSCALE_SOURCE_DIR) + "/docs/results/h100x2/seed-study/commbench.csv";
   EXPECT_FALSE(interconnect_by_name_or_file(csv, kRepositoryCatalog).node_sharing.given());

@@ -545,13 +545,14 @@ TEST(PredictionInputs, ReportFolderToPredictionFiles) {
   // The one 2-GPU configuration's model error, as a named machine's node_sharing block.
   const std::string block = read_whole_file(dir.str() + "/out/node-sharing.yaml");
   EXPECT_NE(block.find("    node_sharing:\n      gpus: 2\n"), std::string::npos) << block;
-  ASSERT_EQ(result.measured_node_sharing.step_errors.size(), 1u);
+  ASSERT_EQ(result.measured_node_sharing.costs.size(), 1u);
+  ASSERT_EQ(result.measured_node_sharing.costs[0].step_errors.size(), 1u);
   const size_t list = block.find("step_errors: [");
   ASSERT_NE(list, std::string::npos) << block;
   // Written with 4 significant digits: rounding moves it by at most half a unit of the 4th
   // digit, 5e-4 of its magnitude.
   const double written = std::stod(block.substr(list + 14));
-  const double error = result.measured_node_sharing.step_errors[0];
+  const double error = result.measured_node_sharing.costs[0].step_errors[0];
   EXPECT_NEAR(written, error, 5e-4 * std::abs(error) + 1e-12) << block;
   EXPECT_NEAR(error, 1060 / two.step_us.point - 1, 1e-12);  // the measured 2-GPU step over the model's
   // The self-check row, as each renderer escapes the id.
