@@ -38,10 +38,14 @@ TEST(SummaryExport, CsvHasOneRowPerConfigurationAndAFixedHeader) {
   ASSERT_EQ(csv.rows.size(), 3u);
   // 25 identifying and counting columns, 8 summaries (samples/s and 7 phases) of 8 columns
   // (n, mean, sd, ci95_low, ci95_high, median, q1, q3), memory, utilisation and GPU busy, and
-  // the comparison's speedup, its CI, efficiency, welch_p and paid_off: 25 + 64 + 3 + 6.
-  EXPECT_EQ(csv.header.size(), 100u);
+  // the comparison's speedup, its CI, efficiency, welch_p and paid_off: 25 + 64 + 3 + 6; then
+  // the paired design's: whether it measured the speedup, its pairs and block steps, and the
+  // A/A (1 rank, N ranks) and solo (1 rank, N ranks) ratios with their CIs: 3 + 4 x 3.
+  EXPECT_EQ(csv.header.size(), 115u);
   EXPECT_EQ(csv.header.front(), "id");
-  EXPECT_EQ(csv.header.back(), "paid_off");
+  EXPECT_EQ(csv.header[99], "paid_off");
+  EXPECT_EQ(csv.header[100], "speedup_paired");
+  EXPECT_EQ(csv.header.back(), "solo_check_n_ranks_ci95_high");
   for (const auto& row : csv.rows) EXPECT_EQ(row.size(), csv.header.size()) << row[0];
   for (const char* name : {"model", "world_size", "allreduce_dtype", "engine", "runs_failed", "success_rate", "outliers_removed", "samples_per_s_mean",
                            "samples_per_s_ci95_low", "samples_per_s_ci95_high", "step_us_median", "forward_us_mean",
