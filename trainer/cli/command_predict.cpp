@@ -42,6 +42,7 @@ int run_predict_command(int argc, char** argv) {
     if (!args.count("study")) throw UsageError("no study given: ddpscale predict STUDY_DIR --gpus 4,8 --out DIR");
     input = args["study"].as<std::string>();
     out = args["out"].as<std::string>();
+    require_output_folder("--out", out);
     with_plots = !args.count("no-plots");
     target_args = predict_target_args(args);
     predict = predict_options_from(target_args);

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "cli/predict_options.hpp"
+#include "launch/cli_util.hpp"
 #include "launch/invocation.hpp"
 #include "model_registry.hpp"
 #include "prediction_inputs.hpp"
@@ -89,6 +90,7 @@ int run_report_command(int argc, char** argv) {
     }
     inputs = args["studies"].as<std::vector<std::string>>();
     report.out_dir = args["out"].as<std::string>();
+    require_output_folder("--out", report.out_dir);
     report.inputs = inputs;
     report.command_line = typed_command_line(argc, argv);
     report.plots = !args.count("no-plots");
