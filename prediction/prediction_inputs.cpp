@@ -89,6 +89,8 @@ MeasuredConfig config_from_row(const CsvRow& row) {
 
 StudyDigest digest_from_loaded(const LoadedStudy& study) {
   StudyDigest digest;
+  if (!study.sources.empty() && study.sources.front().metadata)
+    digest.gpu_names = study.sources.front().metadata->gpu_names;
   const CommBenchTable table =
       !study.sources.empty() && study.sources.front().commbench ? *study.sources.front().commbench : CommBenchTable{};
   for (const ConfigRecord& record : study.configs) {

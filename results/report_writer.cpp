@@ -459,9 +459,27 @@ class ReportBuilder {
       if (t.rows.empty()) continue;
       doc_.heading(model, 3);
       doc_.table(t);
+      cpu_cores_of(model);
       add_figure(bars, model + ": median ms per step by phase (data, forward, backward, exposed allreduce, optimizer)");
     }
     eager_against_graph();
+  }
+
+  // On CPU the ranks' compute phases depend on whether they shared the host's cores: said
+  // for each N-rank configuration whose ranks recorded their CPU masks and threads.
+  void cpu_cores_of(const std::string& model) {
+    std::vector<std::string> items;
+    for (const ConfigSummary& c : a_.configs) {
+      if (c.params.model != model || c.params.device != "cpu" || c.params.world_size < 2) continue;
+      const std::string sentence = core_sharing_sentence(c.cores);
+      if (!sentence.empty())
+        items.push_back("batch " + std::to_string(c.params.batch_per_rank) + " per rank on " +
+                        std::to_string(c.params.world_size) + " ranks: " + sentence);
+    }
+    if (items.empty()) return;
+    doc_.paragraph("How the CPU ranks used the host's cores (their CPU masks, sched_getaffinity, and LibTorch's "
+                   "intra-op threads): ranks sharing cores slow each other's forward, backward and optimizer.");
+    doc_.bullets(items);
   }
 
   // Each configuration run as one CUDA graph beside the same configuration run op by op.
