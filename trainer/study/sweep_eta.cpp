@@ -109,6 +109,19 @@ double mean_of(const std::vector<MeasuredConfiguration>& measured,
 
 }  // namespace
 
+std::optional<double> extrapolated_step_seconds(double cost, const std::vector<std::pair<double, double>>& timed) {
+  if (!(cost > 0)) return std::nullopt;
+  const std::pair<double, double>* nearest = nullptr;
+  double nearest_distance = 0;
+  for (const auto& entry : timed) {
+    if (!(entry.first > 0) || !(entry.second > 0)) continue;
+    const double distance = std::abs(std::log(cost / entry.first));
+    if (!nearest || distance < nearest_distance) nearest = &entry, nearest_distance = distance;
+  }
+  if (!nearest) return std::nullopt;
+  return nearest->second * cost / nearest->first;
+}
+
 double typical_run_seconds(const MeasuredConfiguration& measured) {
   const auto& runs = measured.run_seconds;
   if (runs.empty()) return 0;

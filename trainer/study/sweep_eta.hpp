@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddpscale {
@@ -63,6 +64,13 @@ std::optional<double> estimate_run_seconds(const ConfigurationShape& planned,
 // at all.
 std::optional<double> estimate_seconds_left(const std::vector<PlannedConfiguration>& plan,
                                             const std::vector<MeasuredConfiguration>& measured);
+
+// A step of cost `cost` (parameters x batch per rank) that was not timed, from the steps that
+// were (pairs of cost and seconds): the timed step nearest in log(cost), scaled in proportion
+// to the cost, as a step's arithmetic grows with both. Rough for a model far from every timed
+// one (its memory traffic and threading differ), which the dry run says; nothing where no
+// step was timed or a cost is not positive.
+std::optional<double> extrapolated_step_seconds(double cost, const std::vector<std::pair<double, double>>& timed);
 
 // A sweep's estimate as it goes: told when each configuration starts, each run ends and each
 // configuration is stored, it measures their times and estimates what is left. Times are
