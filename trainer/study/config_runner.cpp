@@ -7,6 +7,7 @@
 #include <new>
 #include <sstream>
 
+#include <ATen/Parallel.h>
 #include <unistd.h>
 
 #include "check.hpp"
