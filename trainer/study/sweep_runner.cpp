@@ -715,8 +715,9 @@ class SweepLaunch {
   // No run stored: each configuration's model and per-rank batch stepped a few times here,
   // the cheapest first (parameters x batch), for at most --probe-seconds in all. A step not
   // timed (over the budget, or a model too large to step on a CPU in a dry run) is
-  // extrapolated from the timed one nearest in parameters x batch, and the line names those
-  // steps, so the estimate covers every configuration and ends in a total.
+  // extrapolated from the timed one nearest in parameters x batch (its own model's where one
+  // was timed: each model's cheapest step is timed first), and the line names those steps, so
+  // the estimate covers every configuration and ends in a total.
   void print_probed_estimate(std::vector<PlannedConfiguration>& plan, const std::string& skipping) const {
     if (options_.probe_seconds <= 0) {
       std::printf("# estimate: none: no run is stored in %s and --probe-seconds 0 times no step%s\n",
@@ -733,7 +734,13 @@ class SweepLaunch {
       by_cost.emplace_back(static_cast<double>(models_[i].parameters) *
                                static_cast<double>(batch_per_rank(configs_[i].options, configs_[i].options.world_size)),
                            key);
+    // Each model's cheapest step first, then the rest cheapest first: a step not timed is
+    // extrapolated from its own model's where it can be, which carries a model's fixed costs.
     std::sort(by_cost.begin(), by_cost.end());
+    std::set<std::string> models_first;
+    std::stable_partition(by_cost.begin(), by_cost.end(), [&](const auto& entry) {
+      return models_first.insert(configs_[first_of_key.at(entry.second)].options.model).second;
+    });
     std::map<std::string, double> step_seconds;  // by probe_key: twins of N ranks share their 1-rank probe
     const auto started = std::chrono::steady_clock::now();
     const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
@@ -747,13 +754,19 @@ class SweepLaunch {
     }
     const double probing = elapsed();
     const size_t timed_steps = step_seconds.size();
-    std::vector<std::pair<double, double>> timed;  // cost, seconds
+    const auto model_of = [&](const std::string& key) { return configs_[first_of_key.at(key)].options.model; };
+    std::map<std::string, std::vector<std::pair<double, double>>> timed_by_model;  // cost, seconds
+    std::vector<std::pair<double, double>> timed;
     for (const auto& [cost, key] : by_cost)
-      if (step_seconds.count(key)) timed.emplace_back(cost, step_seconds.at(key));
+      if (step_seconds.count(key)) {
+        timed.emplace_back(cost, step_seconds.at(key));
+        timed_by_model[model_of(key)].emplace_back(cost, step_seconds.at(key));
+      }
     std::vector<std::string> extrapolated;  // "model at batch B per rank", each once
     for (const auto& [cost, key] : by_cost) {
       if (step_seconds.count(key)) continue;
-      const std::optional<double> guess = extrapolated_step_seconds(cost, timed);
+      const auto own = timed_by_model.find(model_of(key));
+      const std::optional<double> guess = extrapolated_step_seconds(cost, own != timed_by_model.end() ? own->second : timed);
       if (!guess) continue;
       step_seconds[key] = *guess;
       const TrainOptions& o = configs_[first_of_key.at(key)].options;
@@ -771,7 +784,8 @@ class SweepLaunch {
             ? ""
             : "; " + std::to_string(extrapolated.size()) + " steps not timed (the probe stops after --probe-seconds " +
                   round_trip_text(probe_seconds) + ", cheapest steps first, and steps no model over 200M parameters "
-                  "on a CPU) are extrapolated from the timed step nearest in parameters x batch, in proportion: " +
+                  "on a CPU) are extrapolated from the timed step nearest in parameters x batch, its own model's "
+                  "where one was timed, in proportion: " +
                   joined_names(extrapolated);
     if (!seconds) {
       std::printf("# estimate: unavailable: no run is stored in %s and no step could be timed here%s%s\n",
