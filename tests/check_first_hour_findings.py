@@ -149,7 +149,7 @@ def dry_run_total(ddpscale, work):
           f"the estimate line counts every configuration: {estimate.group(0) if estimate else None!r}")
     if estimate and "extrapolated" in estimate.group(0):
         check(re.search(r"extrapolated from the timed step nearest in parameters x batch, its own model's where one "
-                        r"was timed, in proportion: \S+ at batch \d+", estimate.group(0)) is not None,
+                        r"was timed, as \(parameters x batch\)\^[01]\.\d\d \(fitted to the timed steps\): \S+ at batch \d+", estimate.group(0)) is not None,
               "the steps not timed are named")
 
 

@@ -762,11 +762,13 @@ class SweepLaunch {
         timed.emplace_back(cost, step_seconds.at(key));
         timed_by_model[model_of(key)].emplace_back(cost, step_seconds.at(key));
       }
+    const double exponent = cost_exponent(timed);
     std::vector<std::string> extrapolated;  // "model at batch B per rank", each once
     for (const auto& [cost, key] : by_cost) {
       if (step_seconds.count(key)) continue;
       const auto own = timed_by_model.find(model_of(key));
-      const std::optional<double> guess = extrapolated_step_seconds(cost, own != timed_by_model.end() ? own->second : timed);
+      const std::optional<double> guess =
+          extrapolated_step_seconds(cost, own != timed_by_model.end() ? own->second : timed, exponent);
       if (!guess) continue;
       step_seconds[key] = *guess;
       const TrainOptions& o = configs_[first_of_key.at(key)].options;
@@ -785,7 +787,8 @@ class SweepLaunch {
             : "; " + std::to_string(extrapolated.size()) + " steps not timed (the probe stops after --probe-seconds " +
                   round_trip_text(probe_seconds) + ", cheapest steps first, and steps no model over 200M parameters "
                   "on a CPU) are extrapolated from the timed step nearest in parameters x batch, its own model's "
-                  "where one was timed, in proportion: " +
+                  "where one was timed, as (parameters x batch)^" + format_exponent(exponent) +
+                  " (fitted to the timed steps): " +
                   joined_names(extrapolated);
     if (!seconds) {
       std::printf("# estimate: unavailable: no run is stored in %s and no step could be timed here%s%s\n",
@@ -810,6 +813,12 @@ class SweepLaunch {
     const auto [runs, configurations] = runs_in(plan);
     std::printf("# estimated total: about %s for all %d runs of the %d configurations %s\n", clock_text(seconds).c_str(),
                 runs, configurations, complete == 0 ? "in the spec" : "left to run");
+  }
+
+  static std::string format_exponent(double exponent) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.2f", exponent);
+    return text;
   }
 
   static std::string joined_names(const std::vector<std::string>& names) {
