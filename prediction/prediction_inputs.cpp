@@ -89,6 +89,8 @@ MeasuredConfig config_from_row(const CsvRow& row) {
 
 StudyDigest digest_from_loaded(const LoadedStudy& study) {
   StudyDigest digest;
+  if (!study.sources.empty() && study.sources.front().metadata)
+    digest.gpu_names = study.sources.front().metadata->gpu_names;
   const CommBenchTable table =
       !study.sources.empty() && study.sources.front().commbench ? *study.sources.front().commbench : CommBenchTable{};
   for (const ConfigRecord& record : study.configs) {
@@ -153,11 +155,13 @@ StudyDigest digest_from_report(const std::string& report_dir) {
   return digest;
 }
 
-StudyDigest load_study_digest(const std::string& folder) {
+StudyDigest load_study_digest(const std::string& given) {
+  const std::string folder = study_folder_in(given);
   if (fs::exists(fs::path(folder) / kStudyFileName)) return digest_from_study(folder);
   if (fs::exists(fs::path(folder) / "summary.csv")) return digest_from_report(folder);
   throw std::runtime_error(folder + ": neither a study (" + std::string(kStudyFileName) +
-                           ") nor a report (summary.csv); give the folder `ddpscale sweep --out` or `ddpscale report --out` wrote");
+                           ") nor a report (summary.csv); give the folder `ddpscale sweep --out`, `ddpscale study --out` or "
+                           "`ddpscale report --out` wrote");
 }
 
 }  // namespace ddpscale

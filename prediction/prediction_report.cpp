@@ -269,6 +269,10 @@ void add_prediction_blocks(ReportDocument& doc, const ScalingPrediction& result,
                            const std::string& source, int heading_level, const AddLinePlot& add_plot) {
   doc.paragraph("From " + source + ". Every interval is a 95% prediction interval (docs/methodology.md, \"Predicted "
                 "scaling\", says what it covers and what it does not).");
+  for (const std::string& warning : result.warnings) doc.paragraph("**Warning:** " + warning + ".");
+  if (!result.unreliable.empty())
+    doc.paragraph("**Unreliable:** the predictions below failed their self-check (" + result.unreliable +
+                  "). They are listed for inspection only, and no break-even verdict is drawn from them.");
   add_validation_blocks(doc, result, heading_level);
   doc.heading("Predictions", heading_level);
   doc.paragraph(allreduce_curve_sentence(result));
@@ -283,9 +287,14 @@ void add_prediction_blocks(ReportDocument& doc, const ScalingPrediction& result,
     for (const auto& [plot, caption] : prediction_plots(result)) add_plot(plot, caption);
   }
   doc.heading("Predicted break-even model size", heading_level);
-  doc.paragraph("Pays off: the whole speedup interval lies above 1. Per group, the smallest model from which every "
-                "larger one is predicted to pay off, and the largest that is not.");
-  doc.table(break_even_table(result.predictions));
+  if (!result.unreliable.empty()) {
+    doc.paragraph("Not drawn: the predictions failed their self-check, so whether a model pays off cannot be read "
+                  "from them.");
+  } else {
+    doc.paragraph("Pays off: the whole speedup interval lies above 1. Per group, the smallest model from which every "
+                  "larger one is predicted to pay off, and the largest that is not.");
+    doc.table(break_even_table(result.predictions));
+  }
   if (!result.notes.empty()) {
     doc.heading("Notes", heading_level);
     doc.bullets(result.notes);
@@ -385,6 +394,8 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
     validation.push_back(std::move(row));
   }
   json["notes"] = result.notes;
+  json["warnings"] = result.warnings;
+  json["unreliable"] = result.unreliable;
   return json_text(json) + "\n";
 }
 

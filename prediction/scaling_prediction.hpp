@@ -34,12 +34,14 @@ struct StudyDigest {
   std::vector<MeasuredConfig> configs;
   std::vector<double> commbench_bytes, commbench_time_us;
   int commbench_ranks = 0;  // the world size the curve was measured at (0: no curve)
+  std::vector<std::string> gpu_names;  // the study's GPUs, where its study.h5 names them
 };
 
 struct PredictOptions {
   std::vector<Topology> targets;  // where to predict
   NetworkProfile network;         // between nodes (needed when a target has nodes > 1)
   AllreduceCurve allreduce;       // given (--allreduce): replaces the study's own commbench curve
+  std::string allreduce_hardware; // the machine that curve was measured on (a named one's `about`; "": unknown)
   // Given (--allreduce NAME whose entry has one): calibrates a study without N-GPU
   // configurations of its own, and is checked on a study with them; a target of G GPUs a
   // node takes the cost at G (measured there, or carried: node_sharing_at).
@@ -121,6 +123,11 @@ struct ScalingPrediction {
   // target has (empty where the study calibrates itself or no profile was given).
   std::vector<NodeSharingAtN> node_sharing_used;
   std::vector<std::string> notes;       // what was skipped and why
+  // Set by assess_predictions (prediction_trust.hpp): what the reader must know before using
+  // the predictions (the study and its allreduce curve measured on different hardware), and
+  // why they are not to be trusted at all ("" where the self-check passed or was not made).
+  std::vector<std::string> warnings;
+  std::string unreliable;
 };
 
 // The curve a prediction uses: options.allreduce when given, else the study's own commbench

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace ddpscale {
 
@@ -73,8 +74,38 @@ LaunchGroups throughputs_by_launch(const ConfigSummary& summary) {
   return groups;
 }
 
+CoreSharing core_sharing_of(const ConfigRecord& config) {
+  for (const RunRecord& run : config.runs) {
+    CoreSharing sharing;
+    std::set<int> seen;
+    size_t masks_total = 0;
+    bool complete = !run.ranks.empty();
+    for (const RankTimings& rank : run.ranks) {
+      const auto mask = rank.instruments.find("cpu_mask");
+      const auto threads = rank.instruments.find("intra_op_threads");
+      if (mask == rank.instruments.end() || mask->second.empty() || threads == rank.instruments.end() ||
+          threads->second.empty()) {
+        complete = false;
+        break;
+      }
+      for (float core : mask->second) seen.insert(static_cast<int>(core));
+      masks_total += mask->second.size();
+      const int mask_size = static_cast<int>(mask->second.size());
+      sharing.smallest_mask = sharing.ranks == 0 ? mask_size : std::min(sharing.smallest_mask, mask_size);
+      sharing.threads += static_cast<int>(threads->second.front());
+      ++sharing.ranks;
+    }
+    if (!complete) continue;
+    sharing.mask_cores = static_cast<int>(seen.size());
+    sharing.masks_overlap = masks_total > seen.size();
+    return sharing;
+  }
+  return {};
+}
+
 ConfigSummary summarize_config(const ConfigRecord& config) {
   ConfigSummary summary;
+  summary.cores = core_sharing_of(config);
   summary.id = config.id;
   summary.params = config.params;
   summary.runs_total = config.runs.size();

@@ -36,6 +36,20 @@ std::array<double, kPhaseCount> run_phase_medians_us(const RunRecord& run);
 // pairs that met the same host).
 double rank0_calibration(const RunRecord& run, std::vector<float> RankTimings::*series);
 
+// How a configuration's ranks used the host's cores, from the cpu_mask and intra_op_threads
+// instruments of its first run that has them on every rank (ranks 0: not recorded).
+struct CoreSharing {
+  int ranks = 0;
+  int mask_cores = 0;           // distinct cores over every rank's mask
+  int smallest_mask = 0;        // the fewest cores one rank's mask held
+  int threads = 0;              // intra-op threads over every rank
+  bool masks_overlap = false;   // some core is in more than one rank's mask
+  bool known() const { return ranks > 0; }
+  // More threads than the cores they may run on.
+  bool oversubscribed() const { return threads > mask_cores; }
+};
+CoreSharing core_sharing_of(const ConfigRecord& config);
+
 struct ConfigSummary {
   std::string id;
   ConfigParams params;
@@ -77,6 +91,7 @@ struct ConfigSummary {
   // The paired design's blocks against the 1-rank twin, one per launch (N-rank only; empty
   // where the speedup was measured with runs alone).
   std::vector<PairedLaunch> paired;
+  CoreSharing cores;
 };
 
 // In what order a 1-GPU configuration's runs and its N-GPU twin's ran, read from their

@@ -190,8 +190,9 @@ ConfigRecord pytorch_record(const json& line, const ConfigParams& twin, const Im
   return record;
 }
 
-std::vector<ImportedConfig> import_pytorch_runs(const std::string& study_dir, const std::string& jsonl_path,
+std::vector<ImportedConfig> import_pytorch_runs(const std::string& given_dir, const std::string& jsonl_path,
                                                 const ImportOptions& options) {
+  const std::string study_dir = study_folder_in(given_dir);
   std::ifstream in(jsonl_path);
   if (!in) throw std::invalid_argument(jsonl_path + ": cannot be read");
   const std::vector<ConfigRecord> twins = ddpscale_configs_of(study_dir);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "report_answer.hpp"
@@ -30,6 +31,25 @@
 namespace fs = std::filesystem;
 
 namespace ddpscale {
+
+std::string spec_name(const std::string& spec_text) {
+  std::istringstream lines(spec_text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("name:", 0) != 0) continue;  // a top-level key starts its line
+    std::string value = line.substr(5);
+    if (const size_t comment = value.find(" #"); comment != std::string::npos) value.erase(comment);
+    const size_t first = value.find_first_not_of(" \t");
+    const size_t last = value.find_last_not_of(" \t\r");
+    if (first == std::string::npos) return "";
+    value = value.substr(first, last - first + 1);
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+      value = value.substr(1, value.size() - 2);
+    return value;
+  }
+  return "";
+}
+
 namespace {
 
 // The stopping rule of the study's spec (launch_precision.hpp); of the first study given
@@ -126,9 +146,20 @@ class ReportBuilder {
   bool has_paired() const { return paired_.applies(); }
   bool on_gpus() const { return device_word() == "GPUs"; }
 
+  // Each study by its spec's name (`name:`, as the sweep and the study command print it), or
+  // where it has none by its folder: `ddpscale study --out DIR` keeps its study in DIR/study,
+  // a folder every such study shares the name of.
   std::string study_name() const {
     std::string names;
-    for (const auto& source : study_.sources) names += (names.empty() ? "" : ", ") + fs::path(source.path).filename().string();
+    for (const auto& source : study_.sources) {
+      std::string name = source.metadata ? spec_name(source.metadata->spec_text) : "";
+      if (name.empty()) name = fs::path(source.path).lexically_normal().filename().string();
+      if (name.empty() || name == "study") {
+        const fs::path parent = fs::path(source.path).lexically_normal().parent_path();
+        if (!parent.filename().empty()) name = parent.filename().string();
+      }
+      names += (names.empty() ? "" : ", ") + name;
+    }
     return names.empty() ? "study" : names;
   }
 
@@ -466,9 +497,27 @@ class ReportBuilder {
       if (t.rows.empty()) continue;
       doc_.heading(model, 3);
       doc_.table(t);
+      cpu_cores_of(model);
       add_figure(bars, model + ": median ms per step by phase (data, forward, backward, exposed allreduce, optimizer)");
     }
     eager_against_graph();
+  }
+
+  // On CPU the ranks' compute phases depend on whether they shared the host's cores: said
+  // for each N-rank configuration whose ranks recorded their CPU masks and threads.
+  void cpu_cores_of(const std::string& model) {
+    std::vector<std::string> items;
+    for (const ConfigSummary& c : a_.configs) {
+      if (c.params.model != model || c.params.device != "cpu" || c.params.world_size < 2) continue;
+      const std::string sentence = core_sharing_sentence(c.cores);
+      if (!sentence.empty())
+        items.push_back("batch " + std::to_string(c.params.batch_per_rank) + " per rank on " +
+                        std::to_string(c.params.world_size) + " ranks: " + sentence);
+    }
+    if (items.empty()) return;
+    doc_.paragraph("How the CPU ranks used the host's cores (their CPU masks, sched_getaffinity, and LibTorch's "
+                   "intra-op threads): ranks sharing cores slow each other's forward, backward and optimizer.");
+    doc_.bullets(items);
   }
 
   // Each configuration run as one CUDA graph beside the same configuration run op by op.

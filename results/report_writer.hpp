@@ -49,6 +49,9 @@ struct ReportResult {
   std::string plots_note;          // empty when the plots were drawn; otherwise why not
 };
 
+// The spec's `name:` ("seed-study"), which titles its report; "" where the spec has none.
+std::string spec_name(const std::string& spec_text);
+
 // Writes the report into options.out_dir (created if missing). Throws std::runtime_error
 // naming the file on a write error.
 ReportResult write_report(const LoadedStudy& study, const StudyAnalysis& analysis, const ReportOptions& options);

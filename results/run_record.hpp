@@ -51,10 +51,13 @@ struct RankTimings {
 // - gpu_clock_event_reasons: the OR of NVML's clock-event (throttle) reason bits seen;
 // - gpu_cpu_affinity: the cores NVML names as close to the rank's GPU;
 // - process_shift_mib: the MiB of device memory the process held first (0: none), the
-//   layout its buffers drew (docs/methodology.md, "Where the buffers land").
+//   layout its buffers drew (docs/methodology.md, "Where the buffers land");
+// - cpu_mask: the cores of the process's CPU mask (sched_getaffinity), which the rank may run on;
+// - intra_op_threads: LibTorch's intra-op threads of the rank (one value).
 constexpr const char* kInstrumentNames[] = {"cpu_cores",          "cpu_mhz",          "context_switches",
                                             "host_steal_ms",      "gpu_sm_clock_mhz", "gpu_memory_clock_mhz",
-                                            "gpu_clock_event_reasons", "gpu_cpu_affinity", "process_shift_mib"};
+                                            "gpu_clock_event_reasons", "gpu_cpu_affinity", "process_shift_mib",
+                                            "cpu_mask",           "intra_op_threads"};
 constexpr size_t kInstrumentCount = sizeof(kInstrumentNames) / sizeof(kInstrumentNames[0]);
 
 enum class RunStatus { ok, failed };

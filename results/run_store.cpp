@@ -610,6 +610,22 @@ std::vector<std::string> list_config_files(const std::string& dir, std::vector<s
   return files;
 }
 
+bool holds_study(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / kStudyFileName, ec)) return true;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".h5") return true;
+  return false;
+}
+
+std::string study_folder_in(const std::string& path) {
+  std::error_code ec;
+  const fs::path inner = fs::path(path) / "study";
+  if (fs::is_directory(path, ec) && !holds_study(path) && fs::is_directory(inner, ec) && holds_study(inner.string()))
+    return inner.string();
+  return path;
+}
+
 void remove_unfinished_writes(const std::string& dir) {
   const std::string unfinished = std::string(".h5") + kUnfinishedSuffix;
   std::error_code ec;

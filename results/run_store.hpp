@@ -48,6 +48,12 @@ ConfigRecord read_config(const std::string& path);
 // Complete configuration files of this schema in dir, sorted; never study.h5 or *.tmp.
 // Files passed over (damaged, foreign, other version) are described in *skipped, if given.
 std::vector<std::string> list_config_files(const std::string& dir, std::vector<std::string>* skipped = nullptr);
+// Whether dir holds a study: its study.h5 or a configuration file (*.h5, unread).
+bool holds_study(const std::string& dir);
+// Where the study of `path` is: `ddpscale study --out DIR` writes the study into DIR/study
+// (beside spec.yaml and report/), so for such a DIR, which holds no study itself, DIR/study;
+// any other path as it is. Every command that reads a study takes DIR this way.
+std::string study_folder_in(const std::string& path);
 // Removes <dir>/*.h5.tmp: what a writer killed outright (SIGKILL, power cut) left behind.
 // Such a file was never renamed into place, so it never counted as a result. Throws
 // StoreError naming a file it cannot remove.

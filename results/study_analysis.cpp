@@ -73,7 +73,8 @@ auto sort_key(const ConfigParams& p) {
 LoadedStudy load_studies(const std::vector<std::string>& paths, const LoadOptions& options) {
   if (paths.empty()) throw StoreError("no study given: pass one or more study folders (made by `ddpscale sweep`)");
   LoadedStudy loaded;
-  for (const std::string& path : paths) {
+  for (const std::string& given : paths) {
+    const std::string path = study_folder_in(given);
     std::error_code ec;
     if (!fs::exists(path, ec)) {
       if (!options.skip_bad) throw StoreError(path + ": no such file or folder");

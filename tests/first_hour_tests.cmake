@@ -26,3 +26,14 @@ add_test(NAME study_command
                  ${DDPSCALE_TS_DIR}/mlp.pt ${CMAKE_BINARY_DIR}/first_hour/study ${DDPSCALE_MPIRUN})
 set_tests_properties(study_command PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
                      FIXTURES_REQUIRED torchscript_files PASS_REGULAR_EXPRESSION "PASSED: study")
+
+# The six findings of a new user's first hour, each run as the user ran it: --out naming a
+# file refused before any work by every subcommand with --out; the folder `study --out` wrote
+# taken by predict, report and compare; a CPU study predicted from a GPU curve warned of; one
+# intra-op thread per rank on a one-core mask (taskset, mpirun --bind-to core); the dry run's
+# total; SIGTERM named; reports titled by their study. Starts 2-rank launches: RUN_SERIAL.
+add_test(NAME first_hour_findings
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_first_hour_findings.py $<TARGET_FILE:ddpscale>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/first_hour/findings ${DDPSCALE_MPIRUN})
+set_tests_properties(first_hour_findings PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
+                     PASS_REGULAR_EXPRESSION "PASSED: first hour findings")

@@ -10,7 +10,7 @@
                    configurations stay complete and untouched, no *.tmp, --resume completes.
   signal_ranks_term
                    SIGTERM to every rank (what srun and SLURM pre-emption do): as above, and
-                   the exit code is 130 with "[sweep] interrupted by signal 15".
+                   the exit code is 130 with "[sweep] interrupted by SIGTERM (...)".
   nan_loss         sgd with lr 1e30 really diverges: each run is failed "non-finite loss (nan)
                    at measured step 1" in the HDF5 file (h5py), counted (0/2 runs ok).
   oom_batch        a batch no allocator can hold (10^12 samples, 4 PB): that configuration's runs
@@ -240,8 +240,10 @@ def interrupted_sweep(ctx, name, target, signal_number):
     message = [l for l in stderr.splitlines() if "[sweep] interrupted" in l]
     log("  message: " + (message[0] if message else "(none)"))
     expect(code != 0, "the interrupted sweep exited 0")
-    expect(message and "[sweep] interrupted by signal 15: finished configurations are kept; run again with "
-                       "--resume to continue" in message[0], "no interruption message from rank 0")
+    # The ranks received SIGTERM in every case: sent to them, or passed on by mpirun.
+    expect(message and message[0].startswith("[sweep] interrupted by SIGTERM (") and
+           message[0].endswith("): finished configurations are kept; run again with --resume to continue"),
+           "no interruption message from rank 0 naming SIGTERM")
     expect(gone <= 10, f"processes left {gone:.1f} s after the signal")
     expect(not tmp, f"temporary files left: {tmp}")
     expect(2 <= len(kept) < SWEEP_CONFIGS, f"{len(kept)} configurations kept, expected 2 to {SWEEP_CONFIGS - 1}")

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report_test_helpers.hpp"
+#include "report_writer.hpp"
 #include "run_store.hpp"
 #include "sample_records.hpp"
 #include "temp_dir.hpp"
@@ -168,6 +169,31 @@ TEST_F(LoadStudies, SkipBadLoadsTheGoodFilesAndListsTheRest) {
   }
   // Nothing readable at all is still an error, with --skip-bad too.
   EXPECT_THROW(load_studies({missing}, options), StoreError);
+}
+
+// `ddpscale study --out DIR` keeps its study in DIR/study beside spec.yaml and report/: DIR
+// itself is accepted wherever a study is read, and a folder that holds a study is its own.
+TEST_F(LoadStudies, TheFolderOfTheStudyCommandLoads) {
+  const fs::path out = tmp_.path() / "mynet";
+  const std::string study = good_study("mynet/study");
+  std::ofstream(out / "spec.yaml") << "name: mynet\n";
+  fs::create_directories(out / "report");
+  EXPECT_EQ(study_folder_in(out.string()), study);
+  EXPECT_EQ(study_folder_in(study), study);
+  const LoadedStudy loaded = load_studies({out.string()});
+  ASSERT_EQ(loaded.configs.size(), 1u);
+  ASSERT_EQ(loaded.sources.size(), 1u);
+  EXPECT_EQ(loaded.sources[0].path, study);
+  EXPECT_TRUE(loaded.sources[0].metadata.has_value());
+  // A folder that holds a study of its own is read as it is, whatever it has below.
+  write_config(out.string(), make_config("mlp", 1000, 16, 1, kOneRank));
+  EXPECT_EQ(study_folder_in(out.string()), out.string());
+}
+
+TEST(SpecName, TheTopLevelNameKey) {
+  EXPECT_EQ(spec_name("# a study\nname: seed-study\nmodels: [mlp-medium]\n"), "seed-study");
+  EXPECT_EQ(spec_name("models:\n  - name: not-this\nname: \"quoted\"  # why\n"), "quoted");
+  EXPECT_EQ(spec_name("models: [mlp]\n"), "");
 }
 
 }  // namespace

@@ -203,5 +203,34 @@ TEST(SweepEta, TwoMeasuredBatchesGiveTheGrowthBetweenThem) {
 }
 
 
+// --dry-run's steps not timed: the nearest timed step in parameters x batch, scaled in
+// proportion to the cost (exponent 1). Exact arithmetic on exact binary fractions: compared
+// exactly.
+TEST(ExtrapolatedStep, ScalesTheNearestTimedStepByTheCost) {
+  const std::vector<std::pair<double, double>> timed = {{1e6, 0.5}, {8e6, 2.0}};
+  // 64e6 is nearest to 8e6 in log(cost): 2.0 s x 8.
+  EXPECT_EQ(*extrapolated_step_seconds(64e6, timed), 16.0);
+  // 2e6 is nearer to 1e6 (a factor 2) than to 8e6 (a factor 4): 0.5 s x 2.
+  EXPECT_EQ(*extrapolated_step_seconds(2e6, timed), 1.0);
+  EXPECT_EQ(*extrapolated_step_seconds(8e6, timed), 2.0);
+}
+
+// The exponent: log(seconds) on log(cost). Steps of 1, 2 and 4 s at costs 1, 4 and 16 grow
+// as cost^0.5; a step time that falls with cost is held at 0, one that grows faster at 1.
+// Sums of logs: within 1e-12.
+TEST(ExtrapolatedStep, TheExponentIsFittedToTheTimedSteps) {
+  EXPECT_NEAR(cost_exponent({{1, 1}, {4, 2}, {16, 4}}), 0.5, 1e-12);
+  EXPECT_EQ(cost_exponent({{1, 4}, {4, 2}}), 0.0);
+  EXPECT_EQ(cost_exponent({{1, 1}, {2, 8}}), 1.0);
+  EXPECT_EQ(cost_exponent({{1, 1}}), 1.0);  // one step: nothing to fit
+  EXPECT_NEAR(*extrapolated_step_seconds(64, {{16, 4}}, 0.5), 8.0, 1e-12);
+}
+
+TEST(ExtrapolatedStep, NothingWithoutATimedStep) {
+  EXPECT_FALSE(extrapolated_step_seconds(1e6, {}).has_value());
+  EXPECT_FALSE(extrapolated_step_seconds(0, {{1e6, 0.5}}).has_value());
+  EXPECT_FALSE(extrapolated_step_seconds(1e6, {{1e6, 0.0}}).has_value());
+}
+
 }  // namespace
 }  // namespace ddpscale

@@ -5,6 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
+#include "launch/cli_util.hpp"
 #include "study_comparison.hpp"
 
 namespace ddpscale {
@@ -39,6 +40,7 @@ int run_compare_command(int argc, char** argv) {
     a = args["study-a"].as<std::string>();
     b = args["study-b"].as<std::string>();
     out = args["out"].as<std::string>();
+    require_output_folder("--out", out);
     if (args.count("ignore")) compare.ignore_fields = args["ignore"].as<std::vector<std::string>>();
     compare.load.skip_bad = args.count("skip-bad") > 0;
   } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 #include "launch/cli_util.hpp"
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
+#include "prediction_trust.hpp"
 
 namespace ddpscale {
 
@@ -42,6 +43,7 @@ int run_predict_command(int argc, char** argv) {
     if (!args.count("study")) throw UsageError("no study given: ddpscale predict STUDY_DIR --gpus 4,8 --out DIR");
     input = args["study"].as<std::string>();
     out = args["out"].as<std::string>();
+    require_output_folder("--out", out);
     with_plots = !args.count("no-plots");
     target_args = predict_target_args(args);
     predict = predict_options_from(target_args);
@@ -57,9 +59,13 @@ int run_predict_command(int argc, char** argv) {
     std::cerr << "ddpscale predict: " << study.configs.size() << " configurations; allreduce curve of "
               << curve.bytes.size() << " sizes on " << curve.ranks << " GPUs: " << curve.source << "; predicting..."
               << std::endl;
-    const ScalingPrediction result = predict_scaling(study, predict);
+    ScalingPrediction result = predict_scaling(study, predict);
+    assess_predictions(result, study, predict);
     const PredictionFiles files = write_prediction(result, predict, input, out, with_plots);
     std::cout << self_check_line(result.summary) << std::endl;
+    for (const std::string& warning : result.warnings) std::cerr << "ddpscale predict: warning: " << warning << std::endl;
+    if (!result.unreliable.empty())
+      std::cout << "predictions: unreliable, no break-even verdict drawn: " << result.unreliable << std::endl;
     std::cout << "predictions: " << result.predictions.size() << " rows in " << out << "/predict.md" << std::endl;
     for (const std::string& note : result.notes) std::cerr << "ddpscale predict: note: " << note << std::endl;
     if (with_plots && !files.plots_note.empty()) std::cerr << "ddpscale predict: " << files.plots_note << std::endl;

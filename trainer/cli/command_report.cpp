@@ -8,10 +8,12 @@
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "cli/predict_options.hpp"
+#include "launch/cli_util.hpp"
 #include "launch/invocation.hpp"
 #include "model_registry.hpp"
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
+#include "prediction_trust.hpp"
 #include "report_writer.hpp"
 #include "study_analysis.hpp"
 
@@ -53,7 +55,9 @@ ExtraSection predicted_scaling_section(const ReportPrediction& prediction) {
           },
           std::string("predicts them from the one-rank runs, ") +
               (prediction.result.calibration.empty() ? "from the allreduce curve alone (model only)."
-                                                     : "calibrated; it names the allreduce curve and the calibration.")};
+                                                     : "calibrated; it names the allreduce curve and the calibration.") +
+              (prediction.result.warnings.empty() ? "" : " Warning: " + prediction.result.warnings.front() + ".") +
+              (prediction.result.unreliable.empty() ? "" : " Its predictions failed their self-check: unreliable.")};
 }
 
 }  // namespace
@@ -89,6 +93,7 @@ int run_report_command(int argc, char** argv) {
     }
     inputs = args["studies"].as<std::vector<std::string>>();
     report.out_dir = args["out"].as<std::string>();
+    require_output_folder("--out", report.out_dir);
     report.inputs = inputs;
     report.command_line = typed_command_line(argc, argv);
     report.plots = !args.count("no-plots");
@@ -118,6 +123,7 @@ int run_report_command(int argc, char** argv) {
       const StudyDigest digest = digest_from_loaded(study);
       require_allreduce_curve(digest, prediction->options, prediction->args, prediction->source);
       prediction->result = predict_scaling(digest, prediction->options);
+      assess_predictions(prediction->result, digest, prediction->options);
       report.extra_sections.push_back(predicted_scaling_section(*prediction));
     }
     ReportResult result = write_report(study, analysis, report);
@@ -125,6 +131,11 @@ int run_report_command(int argc, char** argv) {
       const auto tables = write_prediction_tables(prediction->result, prediction->options, prediction->source, report.out_dir);
       result.files.insert(result.files.end(), tables.begin(), tables.end());
       std::cout << "predicted scaling: " << self_check_line(prediction->result.summary) << std::endl;
+      for (const std::string& warning : prediction->result.warnings)
+        std::cerr << "ddpscale report: warning: " << warning << std::endl;
+      if (!prediction->result.unreliable.empty())
+        std::cout << "predicted scaling: unreliable, no break-even verdict drawn: " << prediction->result.unreliable
+                  << std::endl;
       for (const std::string& note : prediction->result.notes) std::cerr << "ddpscale report: note: " << note << std::endl;
     }
     if (!result.plots_note.empty()) std::cerr << "ddpscale report: " << result.plots_note << std::endl;

@@ -22,6 +22,7 @@
 #include "launch/invocation.hpp"
 #include "launch/launch_prologue.hpp"
 #include "mpi_context.hpp"
+#include "run_store.hpp"
 #include "study/sweep_runner.hpp"
 #include "study/sweep_spec.hpp"
 #include "study/train_options.hpp"
@@ -106,6 +107,10 @@ StudyRequest request_from(const cxxopts::ParseResult& args) {
   if (args.count("steps")) r.steps = args["steps"].as<int>();
   if (args.count("launches")) r.launches = args["launches"].as<int>();
   r.out_dir = args["out"].as<std::string>();
+  // Before any work: a file in the way would otherwise stop the study only where it writes.
+  for (const std::string& folder : {r.out_dir, (std::filesystem::path(r.out_dir) / "study").string(),
+                                    (std::filesystem::path(r.out_dir) / "report").string()})
+    require_output_folder("--out", folder);
   return r;
 }
 
@@ -151,6 +156,15 @@ std::string write_spec(const MpiContext& mpi, const std::string& out_dir, const 
   return path.string();
 }
 
+// The sweep inside would refuse too, but in its own words (`ddpscale sweep`, OUT/study): this
+// names the command and the folder the user typed, whose rerun is what was asked.
+void refuse_a_study_already_there(const std::string& out_dir, const SweepOptions& sweep) {
+  if (sweep.resume || sweep.overwrite || !holds_study((std::filesystem::path(out_dir) / "study").string())) return;
+  throw UsageError("--out " + out_dir + " already holds a study; run this command again with --resume to continue "
+                   "it (configurations already complete are kept) or with --overwrite to measure it again, or give "
+                   "another --out (nothing was changed)");
+}
+
 int write_study_report(const std::string& study_dir, const std::string& report_dir, const StudyRequest& request) {
   std::vector<std::string> words = {"ddpscale report", study_dir, "--out", report_dir};
   if (!request.allreduce.empty())
@@ -182,6 +196,7 @@ int run_study_command(int argc, char** argv) {
     request = request_from(args);
     sweep.resume = args.count("resume") > 0;
     sweep.overwrite = args.count("overwrite") > 0;
+    refuse_a_study_already_there(request.out_dir, sweep);
     sweep.launcher = args["launcher"].as<std::string>();
     sweep.command_line = typed_command_line(argc, argv);
     launch = launch_options_from(args);

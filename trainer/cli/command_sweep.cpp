@@ -81,6 +81,7 @@ int run_sweep_command(int argc, char** argv) {
     sweep.memory_check = args.count("no-memory-check") == 0;
     sweep.spec_path = args["spec"].as<std::string>();
     sweep.out_dir = args["out"].as<std::string>();
+    require_output_folder("--out", sweep.out_dir);
     sweep.resume = args.count("resume") > 0;
     sweep.overwrite = args.count("overwrite") > 0;
     sweep.nccl_profile = args["nccl-profile"].as<std::string>();

@@ -4,7 +4,10 @@
 #include <iostream>
 #include <string>
 
+#include <ATen/Parallel.h>
+
 #include "launch/cli_util.hpp"
+#include "launch/device_choice.hpp"
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
 #include "study/config_runner.hpp"
@@ -199,10 +202,16 @@ int run_train_command(int argc, char** argv) {
   auto comm = make_training_communicator(*group, device);
 
   const bool printer = group->rank() == 0;
+  // On CPU, how many threads each rank computes with and on how many cores it may run.
+  const std::string cpu_threads =
+      device.cuda ? ""
+                  : " (" + std::to_string(at::get_num_threads()) + " intra-op threads per rank, CPU mask of " +
+                        std::to_string(cores_in(cpu_mask_of_this_process()).size()) + " cores)";
   if (printer)
-    std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s, batch %lld per rank (%s), %d runs x %d "
+    std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s%s, batch %lld per rank (%s), %d runs x %d "
                 "steps after %d warm-up%s\n",
                 model.name.c_str(), static_cast<long long>(model.parameters), world, device.describe().c_str(),
+                cpu_threads.c_str(),
                 static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
                 train.warmup,
                 train.process_shift_mib > 0 ? (", " + std::to_string(train.process_shift_mib) + " MiB held first").c_str() : "");

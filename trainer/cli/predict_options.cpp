@@ -181,6 +181,7 @@ PredictOptions predict_options_from(const PredictTargetArgs& args) {
   predict.network = network_of(args);
   const NamedInterconnect interconnect = interconnect_of(args);
   predict.allreduce = interconnect.curve;
+  predict.allreduce_hardware = interconnect.about;
   predict.node_sharing = interconnect.node_sharing;
   const bool several_nodes =
       std::any_of(predict.targets.begin(), predict.targets.end(), [](const Topology& t) { return t.nodes > 1; });

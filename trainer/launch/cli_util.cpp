@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "mpi_context.hpp"
@@ -56,6 +57,35 @@ int64_t parse_count(const std::string& text) {
     default: throw std::invalid_argument("'" + text + "': unknown suffix (use K, M or B)");
   }
   return static_cast<int64_t>(std::llround(number * multiplier));
+}
+
+// ---- Output folders ----------------------------------------------------------------
+
+std::string output_folder_refusal(const std::string& option, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // The nearest part of the path that exists must be a folder: below a file nothing can be made.
+  fs::path target = fs::path(path).lexically_normal();
+  if (target.filename().empty() && target.has_parent_path()) target = target.parent_path();  // "out/"
+  for (fs::path at = target; !at.empty(); at = at.parent_path()) {
+    const fs::file_status status = fs::status(at, ec);
+    if (!fs::exists(status)) {
+      if (at == at.parent_path()) break;
+      continue;
+    }
+    if (fs::is_directory(status)) return "";
+    const std::string what = fs::is_regular_file(status) ? "a file" : "not a folder";
+    if (at == target)
+      return option + " " + path + " is " + what + ", not a folder: give a folder to write into (it is created "
+             "where missing), or move " + path + " away; nothing was run";
+    return option + " " + path + ": " + at.string() + " is " + what + ", so no folder can be made below it: give "
+           "another " + option + ", or move " + at.string() + " away; nothing was run";
+  }
+  return "";
+}
+
+void require_output_folder(const std::string& option, const std::string& path) {
+  if (std::string refusal = output_folder_refusal(option, path); !refusal.empty()) throw UsageError(refusal);
 }
 
 // ---- Error reporting shared by the subcommands ----------------------------------------

@@ -25,6 +25,14 @@ struct UsageError : std::exception {
 // (see ddpscale train --help)". Other messages come back as they are, plus the --help hint.
 std::string explain_option_error(const std::exception& error, int argc, char** argv, const std::string& program);
 
+// Why an output folder (--out PATH) cannot be made or written into, or "" where it can: the
+// path, or a folder above it, is an existing file (create_directories would throw midway,
+// after the command had done its work). Checked from the file system alone, so every rank of
+// a launch reaches the same verdict before any collective. option: "--out" as the user gave it.
+std::string output_folder_refusal(const std::string& option, const std::string& path);
+// Throws UsageError with output_folder_refusal's message, where it has one.
+void require_output_folder(const std::string& option, const std::string& path);
+
 class MpiContext;
 
 // The one place a subcommand's usage errors are reported once MPI is up. Every rank

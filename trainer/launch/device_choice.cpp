@@ -1,6 +1,7 @@
 #include "launch/device_choice.hpp"
 
 #include <ATen/Parallel.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <thread>
@@ -38,10 +39,31 @@ DeviceChoice choose_device(const MpiContext& mpi, const std::string& requested, 
 
 namespace ddpscale {
 
+cpu_set_t cpu_mask_of_this_process() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0 && CPU_COUNT(&mask) > 0) return mask;
+  // Unreadable (a machine of more cores than CPU_SETSIZE): every core, as the machine counts them.
+  CPU_ZERO(&mask);
+  const int machine = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int core = 0; core < std::min(machine, CPU_SETSIZE); ++core) CPU_SET(core, &mask);
+  return mask;
+}
+
+std::vector<int> cores_in(const cpu_set_t& mask) {
+  std::vector<int> cores;
+  for (int core = 0; core < CPU_SETSIZE; ++core)
+    if (CPU_ISSET(core, &mask)) cores.push_back(core);
+  return cores;
+}
+
+int intra_op_threads(const cpu_set_t& mask, int ranks_on_node) {
+  return std::max(1, CPU_COUNT(&mask) / std::max(1, ranks_on_node));
+}
+
 void share_cpu_cores(const MpiContext& mpi, const DeviceChoice& device) {
   if (device.cuda) return;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(std::max(1, cores / std::max(1, mpi.local_size())));
+  at::set_num_threads(intra_op_threads(cpu_mask_of_this_process(), mpi.local_size()));
 }
 
 }  // namespace ddpscale

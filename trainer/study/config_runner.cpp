@@ -7,12 +7,14 @@
 #include <new>
 #include <sstream>
 
+#include <ATen/Parallel.h>
 #include <unistd.h>
 
 #include "check.hpp"
 #include "device_sampler.hpp"
 #include "host_probe.hpp"
 #include "engine/initial_model.hpp"
+#include "launch/device_choice.hpp"
 #include "study/fault_injection.hpp"
 #include "run_store.hpp"
 #include "study/host_calibration.hpp"
@@ -108,6 +110,10 @@ void record_host_instruments(const HostCounters& before, const HostCounters& aft
                                      static_cast<float>(after.involuntary_switches - before.involuntary_switches)};
   if (std::isfinite(after.steal_ms) && std::isfinite(before.steal_ms))
     instruments["host_steal_ms"] = {static_cast<float>(after.steal_ms - before.steal_ms)};
+  // Whether the ranks had cores of their own or shared them (the report says which).
+  const std::vector<int> mask = cores_in(cpu_mask_of_this_process());
+  instruments["cpu_mask"].assign(mask.begin(), mask.end());
+  instruments["intra_op_threads"] = {static_cast<float>(at::get_num_threads())};
 }
 
 void record_calibration(const CalibrationReading& reading, RankTimings& timings) {

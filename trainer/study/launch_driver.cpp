@@ -15,6 +15,7 @@
 
 #include "check.hpp"
 #include "mpi_context.hpp"
+#include "study/stop_signals.hpp"
 #include "study/sweep_runner.hpp"
 
 extern char** environ;
@@ -81,10 +82,10 @@ std::string this_executable() {
 // The launch under way (rank 0 only), for the signal handler: SIGINT or SIGTERM to the driver
 // goes on to it, so the launch stores what it is writing and stops (130) as a sweep does.
 volatile sig_atomic_t running_launch = 0;
-volatile sig_atomic_t stop_requested = 0;
+volatile sig_atomic_t stop_requested = 0;  // the stop signal the driver received (0: none)
 
 void forward_stop(int signal_number) {
-  stop_requested = 1;
+  stop_requested = signal_number;
   if (running_launch > 0) kill(static_cast<pid_t>(running_launch), signal_number);
 }
 
@@ -191,10 +192,14 @@ int lead_launch(const MpiContext& mpi, const SweepOptions& options, int k, int l
   }
   if (stop_requested) status = 130;
   ++measured;
-  if (status != 0 && status != 3)
+  if (status != 0 && status != 3) {
+    const std::string stopped = stop_requested ? std::string("stopped by ") + stop_signal_name(stop_requested) +
+                                                     stop_signal_origin(stop_requested)
+                                               : "stopped";
     std::fprintf(stderr, "[sweep] launch %d of %d ended with exit code %d; %s\n", k + 1, launches, status,
-                 status == 130 ? "stopped: run the same command with --resume to continue"
+                 status == 130 ? (stopped + ": run the same command with --resume to continue").c_str()
                                : "rerun the same command with --resume to continue from there");
+  }
   return status;
 }
 

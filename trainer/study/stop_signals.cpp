@@ -23,23 +23,20 @@ std::atomic<int> g_stop_signal{0};
 std::atomic<bool> g_storing{false};
 std::atomic<bool> g_print_interruption{false};  // rank 0 says it, once for the job
 
+void append(char* text, size_t& n, size_t capacity, const char* part) {
+  for (; *part && n + 1 < capacity; ++part) text[n++] = *part;
+}
+
 // Async-signal-safe: write(2) and _exit only.
 void exit_interrupted() {
   if (g_print_interruption.load()) {
-    char text[200] = "\n[sweep] interrupted by signal ";
-    size_t n = std::strlen(text);
-    int signal_number = g_stop_signal.load();
-    char digits[12];
-    size_t d = 0;
-    do {
-      digits[d++] = static_cast<char>('0' + signal_number % 10);
-      signal_number /= 10;
-    } while (signal_number > 0 && d < sizeof(digits));
-    while (d > 0) text[n++] = digits[--d];
-    const char* rest = ": finished configurations are kept; run again with --resume to continue\n";
-    const size_t rest_length = std::strlen(rest);
-    std::memcpy(text + n, rest, rest_length);
-    n += rest_length;
+    char text[512];
+    size_t n = 0;
+    const int signal_number = g_stop_signal.load();
+    append(text, n, sizeof text, "\n[sweep] interrupted by ");
+    append(text, n, sizeof text, stop_signal_name(signal_number));
+    append(text, n, sizeof text, stop_signal_origin(signal_number));
+    append(text, n, sizeof text, ": finished configurations are kept; run again with --resume to continue\n");
     ssize_t ignored = write(STDERR_FILENO, text, n);
     (void)ignored;
   }
@@ -53,6 +50,28 @@ extern "C" void request_stop(int signal_number) {
 
 }  // namespace
 
+const char* stop_signal_name(int signal_number) {
+  switch (signal_number) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "a signal";
+  }
+}
+
+const char* stop_signal_origin(int signal_number) {
+  switch (signal_number) {
+    case SIGINT: return " (Ctrl-C)";
+    case SIGTERM:
+      return " (kill, scancel or pre-emption; mpirun passes a Ctrl-C, SIGINT or SIGTERM it receives on to its ranks "
+             "as SIGTERM)";
+    default: return "";
+  }
+}
+
 void install_stop_handlers(bool leader) {
   g_print_interruption.store(leader);
   struct sigaction action {};
@@ -60,7 +79,7 @@ void install_stop_handlers(bool leader) {
   sigemptyset(&action.sa_mask);
   for (int signal_number : {SIGINT, SIGTERM})
     if (sigaction(signal_number, &action, nullptr) != 0)
-      fatal_error(std::string("sigaction(") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM") + ")",
+      fatal_error(std::string("sigaction(") + stop_signal_name(signal_number) + ")",
                   std::strerror(errno), __FILE__, __LINE__);
 }
 

@@ -6,6 +6,12 @@
 
 namespace ddpscale {
 
+// The signal's own name ("SIGINT", "SIGTERM"; "a signal" for one the sweep does not
+// handle), and where such a signal comes from (" (Ctrl-C)"; "" where nothing is to say).
+// Async-signal-safe: constant strings, so the handler can print them.
+const char* stop_signal_name(int signal_number);
+const char* stop_signal_origin(int signal_number);
+
 // Installs the SIGINT/SIGTERM handlers; the leader (rank 0) prints the one line that says so.
 void install_stop_handlers(bool leader);
 

@@ -109,6 +109,35 @@ double mean_of(const std::vector<MeasuredConfiguration>& measured,
 
 }  // namespace
 
+double cost_exponent(const std::vector<std::pair<double, double>>& timed) {
+  std::vector<std::pair<double, double>> logs;
+  for (const auto& [cost, seconds] : timed)
+    if (cost > 0 && seconds > 0) logs.emplace_back(std::log(cost), std::log(seconds));
+  if (logs.size() < 2) return 1.0;
+  double mean_x = 0, mean_y = 0;
+  for (const auto& [x, y] : logs) mean_x += x, mean_y += y;
+  mean_x /= static_cast<double>(logs.size());
+  mean_y /= static_cast<double>(logs.size());
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : logs) sxx += (x - mean_x) * (x - mean_x), sxy += (x - mean_x) * (y - mean_y);
+  if (!(sxx > 0)) return 1.0;
+  return std::clamp(sxy / sxx, 0.0, 1.0);
+}
+
+std::optional<double> extrapolated_step_seconds(double cost, const std::vector<std::pair<double, double>>& timed,
+                                                double exponent) {
+  if (!(cost > 0)) return std::nullopt;
+  const std::pair<double, double>* nearest = nullptr;
+  double nearest_distance = 0;
+  for (const auto& entry : timed) {
+    if (!(entry.first > 0) || !(entry.second > 0)) continue;
+    const double distance = std::abs(std::log(cost / entry.first));
+    if (!nearest || distance < nearest_distance) nearest = &entry, nearest_distance = distance;
+  }
+  if (!nearest) return std::nullopt;
+  return nearest->second * std::pow(cost / nearest->first, exponent);
+}
+
 double typical_run_seconds(const MeasuredConfiguration& measured) {
   const auto& runs = measured.run_seconds;
   if (runs.empty()) return 0;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddpscale {
@@ -63,6 +64,19 @@ std::optional<double> estimate_run_seconds(const ConfigurationShape& planned,
 // at all.
 std::optional<double> estimate_seconds_left(const std::vector<PlannedConfiguration>& plan,
                                             const std::vector<MeasuredConfiguration>& measured);
+
+// How a step's seconds grow with its cost (parameters x batch per rank) among the timed steps
+// (pairs of cost and seconds): the least-squares slope of log(seconds) on log(cost), held to
+// [0, 1] (a step's arithmetic grows at most in proportion to its cost; small steps are mostly
+// fixed costs, which do not grow); 1 where fewer than two distinct costs were timed.
+double cost_exponent(const std::vector<std::pair<double, double>>& timed);
+
+// A step of cost `cost` that was not timed, from the steps that were: the timed step nearest
+// in log(cost), scaled by (cost / its cost)^exponent. Rough for a model far from every timed
+// one (its memory traffic and threading differ), which the dry run says; nothing where no
+// step was timed or a cost is not positive.
+std::optional<double> extrapolated_step_seconds(double cost, const std::vector<std::pair<double, double>>& timed,
+                                                double exponent = 1.0);
 
 // A sweep's estimate as it goes: told when each configuration starts, each run ends and each
 // configuration is stored, it measures their times and estimates what is left. Times are

@@ -708,15 +708,18 @@ class SweepLaunch {
                   "builds, storing and start-up not counted%s\n",
                   clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, options_.out_dir.c_str(),
                   basis_counts(plan, stored).c_str(), skipping.c_str());
+      print_estimated_total(*seconds, plan, complete);
       return;
     }
     print_probed_estimate(plan, skipping);
   }
 
   // No run stored: each configuration's model and per-rank batch stepped a few times here,
-  // the cheapest first (parameters x batch), for at most --probe-seconds in all. Configurations
-  // whose step was not timed (over the budget, or models too large to step on a CPU in a dry
-  // run) are left out of the estimate, and the line says how many.
+  // the cheapest first (parameters x batch), for at most --probe-seconds in all. A step not
+  // timed (over the budget, or a model too large to step on a CPU in a dry run) is
+  // extrapolated from the timed one nearest in parameters x batch (its own model's where one
+  // was timed: each model's cheapest step is timed first), and the line names those steps, so
+  // the estimate covers every configuration and ends in a total.
   void print_probed_estimate(std::vector<PlannedConfiguration>& plan, const std::string& skipping) const {
     if (options_.probe_seconds <= 0) {
       std::printf("# estimate: none: no run is stored in %s and --probe-seconds 0 times no step%s\n",
@@ -733,7 +736,13 @@ class SweepLaunch {
       by_cost.emplace_back(static_cast<double>(models_[i].parameters) *
                                static_cast<double>(batch_per_rank(configs_[i].options, configs_[i].options.world_size)),
                            key);
+    // Each model's cheapest step first, then the rest cheapest first: a step not timed is
+    // extrapolated from its own model's where it can be, which carries a model's fixed costs.
     std::sort(by_cost.begin(), by_cost.end());
+    std::set<std::string> models_first;
+    std::stable_partition(by_cost.begin(), by_cost.end(), [&](const auto& entry) {
+      return models_first.insert(configs_[first_of_key.at(entry.second)].options.model).second;
+    });
     std::map<std::string, double> step_seconds;  // by probe_key: twins of N ranks share their 1-rank probe
     const auto started = std::chrono::steady_clock::now();
     const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
@@ -746,20 +755,43 @@ class SweepLaunch {
       step_seconds[key] = probe_step_seconds(o, device_);
     }
     const double probing = elapsed();
-    size_t not_probed = 0;
-    for (size_t i = 0; i < plan.size(); ++i)
-      if (plan[i].runs_left > 0 && !step_seconds.count(probe_key(configs_[i % configs_.size()].options))) {
-        plan[i].runs_left = 0;
-        ++not_probed;
+    const size_t timed_steps = step_seconds.size();
+    const auto model_of = [&](const std::string& key) { return configs_[first_of_key.at(key)].options.model; };
+    std::map<std::string, std::vector<std::pair<double, double>>> timed_by_model;  // cost, seconds
+    std::vector<std::pair<double, double>> timed;
+    for (const auto& [cost, key] : by_cost)
+      if (step_seconds.count(key)) {
+        timed.emplace_back(cost, step_seconds.at(key));
+        timed_by_model[model_of(key)].emplace_back(cost, step_seconds.at(key));
       }
+    const double exponent = cost_exponent(timed);
+    std::vector<std::string> extrapolated;  // "model at batch B per rank", each once
+    for (const auto& [cost, key] : by_cost) {
+      if (step_seconds.count(key)) continue;
+      const auto own = timed_by_model.find(model_of(key));
+      const std::optional<double> guess =
+          extrapolated_step_seconds(cost, own != timed_by_model.end() ? own->second : timed, exponent);
+      if (!guess) continue;
+      step_seconds[key] = *guess;
+      const TrainOptions& o = configs_[first_of_key.at(key)].options;
+      extrapolated.push_back(o.model + " at batch " + std::to_string(batch_per_rank(o, o.world_size)));
+    }
+    // No step timed at all leaves nothing to extrapolate from: the estimate is unavailable.
+    for (size_t i = 0; i < plan.size(); ++i)
+      if (plan[i].runs_left > 0 && !step_seconds.count(probe_key(configs_[i % configs_.size()].options)))
+        plan[i].runs_left = 0;
     const std::vector<MeasuredConfiguration> probed = probed_run_times(
         plan, configs_.size(), [&](size_t i) { return step_seconds.at(probe_key(configs_[i].options)); });
     const std::optional<double> seconds = estimate_seconds_left(plan, probed);
     const std::string left_out =
-        not_probed == 0 ? ""
-                        : "; " + std::to_string(not_probed) + " launch shares of configurations whose step was not "
-                          "timed are left out (the probe stops after --probe-seconds " + round_trip_text(probe_seconds) +
-                          ", cheapest steps first, and steps no model over 200M parameters on a CPU)";
+        extrapolated.empty()
+            ? ""
+            : "; " + std::to_string(extrapolated.size()) + " steps not timed (the probe stops after --probe-seconds " +
+                  round_trip_text(probe_seconds) + ", cheapest steps first, and steps no model over 200M parameters "
+                  "on a CPU) are extrapolated from the timed step nearest in parameters x batch, its own model's "
+                  "where one was timed, as (parameters x batch)^" + format_exponent(exponent) +
+                  " (fitted to the timed steps): " +
+                  joined_names(extrapolated);
     if (!seconds) {
       std::printf("# estimate: unavailable: no run is stored in %s and no step could be timed here%s%s\n",
                   options_.out_dir.c_str(), left_out.c_str(), skipping.c_str());
@@ -769,8 +801,32 @@ class SweepLaunch {
                 "alone (one rank, %s of probing); runs of N ranks add their communication and, where ranks share "
                 "cores, wait for them, so take this as a floor; model builds, storing and start-up not "
                 "counted%s%s\n",
-                clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, step_seconds.size(),
+                clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, timed_steps,
                 clock_text(probing).c_str(), left_out.c_str(), skipping.c_str());
+    print_estimated_total(*seconds, plan, complete_of(plan));
+  }
+
+  static size_t complete_of(const std::vector<PlannedConfiguration>& plan) {
+    return static_cast<size_t>(std::count_if(plan.begin(), plan.end(), [](const auto& p) { return p.stored; }));
+  }
+
+  // The estimate's last line: the time of every run the study still has, in one figure.
+  void print_estimated_total(double seconds, const std::vector<PlannedConfiguration>& plan, size_t complete) const {
+    const auto [runs, configurations] = runs_in(plan);
+    std::printf("# estimated total: about %s for all %d runs of the %d configurations %s\n", clock_text(seconds).c_str(),
+                runs, configurations, complete == 0 ? "in the spec" : "left to run");
+  }
+
+  static std::string format_exponent(double exponent) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.2f", exponent);
+    return text;
+  }
+
+  static std::string joined_names(const std::vector<std::string>& names) {
+    std::string text;
+    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+    return text;
   }
 
   // Runs left, and configurations with runs left (each once, whatever its launches), in a plan.
