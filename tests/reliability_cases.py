@@ -118,10 +118,10 @@ CASES = [
      "ddpscale sweep: --nccl-profile fast: spec.yaml defines no NCCL profiles", {"spec.yaml": GOOD_SPEC}),
     # --- ddpscale sweep: the output folder ---------------------------------------------
     ("sweep_out_not_writable", ["sweep", "spec.yaml", "--out", "afile/study"], 2,
-     "ddpscale sweep: --out afile/study: cannot create the directory: Not a directory",
+     "ddpscale sweep: --out afile/study: afile is a file, so no folder can be made below it",
      {"spec.yaml": GOOD_SPEC, "afile": "a regular file, so nothing can be created under it\n"}),
     ("sweep_out_is_a_file", ["sweep", "spec.yaml", "--out", "afile"], 2,
-     "ddpscale sweep: --out afile exists and is not a directory",
+     "ddpscale sweep: --out afile is a file, not a folder",
      {"spec.yaml": GOOD_SPEC, "afile": "a regular file\n"}),
     # A study folder is recognised by its study.h5; an empty stand-in is enough for the refusal.
     ("sweep_existing_study_without_resume", ["sweep", "spec.yaml", "--out", "study"], 2,
