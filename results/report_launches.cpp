@@ -57,12 +57,12 @@ std::string levels_text(const ConfigSummary& c) {
          " runs), p = " + p_text(c.levels.p_value);
 }
 
+}  // namespace
+
 std::string config_label(const ConfigParams& p) {
   return p.model + " b" + std::to_string(p.batch_per_rank) + " " + ranks_text(p) + exec_dtype_text(p.exec, p.dtype) +
          engine_text(p.engine);
 }
-
-}  // namespace
 
 std::string core_ranges(const std::vector<int>& cores) {
   std::string text;

@@ -35,6 +35,10 @@ struct LaunchInstruments {
 };
 std::vector<LaunchInstruments> instruments_by_launch(const ConfigRecord& config);
 
+// "mlp-medium b32 2 GPUs", with the execution mode, precision and engine where they differ
+// from the defaults: how the report's per-configuration tables name a configuration.
+std::string config_label(const ConfigParams& p);
+
 // "0-3,8,10-11" from sorted distinct cores.
 std::string core_ranges(const std::vector<int>& cores);
 // NVML's clock-event reason bits in words ("SW power cap, HW slowdown"), "none" for 0.

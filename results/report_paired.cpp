@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "paired_design.hpp"
+#include "report_launches.hpp"
 #include "report_format.hpp"
 
 namespace ddpscale {
@@ -14,10 +15,6 @@ std::string ratio_text(const PairedEstimate& e, const char* unit = "") {
   std::string text = format_number(e.ratio, 4) + unit;
   if (e.ci.valid()) text += " [" + format_number(e.ci.low, 4) + ", " + format_number(e.ci.high, 4) + "]";
   return text;
-}
-
-std::string label_of(const ConfigParams& p) {
-  return p.model + " b" + std::to_string(p.batch_per_rank) + " " + ranks_text(p) + exec_dtype_text(p.exec, p.dtype);
 }
 
 std::string range_text(std::vector<double> values, int significant) {
@@ -85,7 +82,7 @@ void PairedText::checks_table() {
     if (!c.paired.measured) continue;
     const PairedChecks& p = c.paired;
     std::vector<double> steps(p.block_steps.begin(), p.block_steps.end());
-    table.rows.push_back({label_of(a_.configs[c.n_gpu].params),
+    table.rows.push_back({config_label(a_.configs[c.n_gpu].params),
                           std::to_string(p.speedup.pairs) + " (" + std::to_string(p.speedup.launches) + ")",
                           range_text(steps, 3), ratio_text(p.speedup, "x"),
                           std::isfinite(p.speedup.relative_half_width()) ? "±" + percent(p.speedup.relative_half_width())

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "error_message.hpp"
 #include "interconnect_curves.hpp"
 #include "prediction_inputs.hpp"
 #include "scaling_prediction.hpp"
@@ -20,14 +21,7 @@ namespace {
 
 const std::string kRepositoryCatalog = std::string(DDPSCALE_SOURCE_DIR) + "/experiments/interconnects.yaml";
 
-std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing_errors::message_of;
 
 // busbw = algbw x 2(n-1)/n, so algbw = busbw x n / (2(n-1)). 1 GiB on 8 GPUs at a busbw of
 // 100 GB/s: algbw = 100 x 8/14 = 57.142857 GB/s, time = 1073741824 / 57.142857e9 s

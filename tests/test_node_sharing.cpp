@@ -10,6 +10,7 @@
 #include <cmath>
 #include <functional>
 
+#include "error_message.hpp"
 #include "interconnect_curves.hpp"
 #include "node_sharing.hpp"
 #include "scaling_prediction.hpp"
@@ -214,14 +215,7 @@ TEST(NodeSharing, IntervalWidensWithTheCarry) {
   EXPECT_GT(relative_width(carried.predictions[1].step_us), relative_width(carried.predictions[0].step_us));
 }
 
-std::string message_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing_errors::message_of;
 
 const std::string kEntry =
     "interconnects:\n"
