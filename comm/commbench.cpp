@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -36,6 +37,16 @@ static double slowest_rank(const MpiGroup& group, double value) {
 
 // Verifies one reduction from a known fill: rank r holds r+1, so the sum is n(n+1)/2 and
 // the average (n+1)/2, both exact in float32. Checks a sample of elements across the buffer.
+// The first warm-up op of a size, timed on the slowest rank (a cold op: only the budget of
+// commbench_counts reads it).
+static double first_op_us(Communicator& comm, const MpiGroup& group, CommBuffer& buffer, size_t count, ReduceOp op) {
+  comm.barrier();
+  const auto start = std::chrono::steady_clock::now();
+  comm.allreduce_async(buffer.data(), count, DType::f32, op)->wait();
+  comm.synchronize();
+  return slowest_rank(group, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+}
+
 static size_t count_wrong(Communicator& comm, CommBuffer& buffer, size_t count, ReduceOp op) {
   buffer.fill_f32(static_cast<float>(comm.rank() + 1));
   comm.allreduce(buffer.data(), count, DType::f32, op);
@@ -50,6 +61,16 @@ static size_t count_wrong(Communicator& comm, CommBuffer& buffer, size_t count, 
   return wrong;
 }
 
+CommBenchCounts commbench_counts(const CommBenchOptions& options, double first_op_us) {
+  const int warmup = std::max(1, options.warmup_iters);
+  if (options.seconds_per_size <= 0 || first_op_us <= 0) return {warmup, options.iters};
+  const double fits = options.seconds_per_size * 1e6 / first_op_us;  // ops in the budget
+  const int timed = std::clamp(static_cast<int>(fits), std::min(kMinTimedIters, options.iters), options.iters);
+  // Warm-up: half the budget's worth after the first op, at most as many as asked for.
+  const int more_warmup = std::clamp(static_cast<int>(fits / 2), 0, warmup - 1);
+  return {1 + more_warmup, timed};
+}
+
 std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& group, const CommBenchOptions& options,
                                         const CommBenchRowCallback& on_row) {
   const auto sizes = commbench_sizes(options);
@@ -60,13 +81,15 @@ std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& grou
     row.bytes = bytes;
     row.count = bytes / sizeof(float);
     buffer->fill_f32(1.0f);
-    for (int i = 0; i < options.warmup_iters; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
+    const CommBenchCounts counts = commbench_counts(options, first_op_us(comm, group, *buffer, row.count, options.op));
+    for (int i = 1; i < counts.warmup; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
     comm.barrier();
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options.iters; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
+    for (int i = 0; i < counts.timed; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
     comm.synchronize();
     const double elapsed_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    row.time_us = slowest_rank(group, elapsed_us / options.iters);
+    row.time_us = slowest_rank(group, elapsed_us / counts.timed);
+    row.timed_iters = counts.timed;
     row.algbw_gbs = algbw_gbs(bytes, row.time_us);
     row.busbw_gbs = busbw_gbs(row.algbw_gbs, comm.size());
     row.wrong = count_wrong(comm, *buffer, row.count, options.op);

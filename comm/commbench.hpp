@@ -19,7 +19,22 @@ struct CommBenchOptions {
   int warmup_iters = 5;
   int iters = 20;
   ReduceOp op = ReduceOp::sum;
+  // 0: every size runs warmup_iters + iters, as nccl-tests does. Above 0: a size whose first
+  // warm-up op is slow runs fewer, so that its timed ops take about this long, and never
+  // fewer than kMinTimedIters (the sweep's study-start curve: a 64 MiB allreduce between
+  // CPU ranks sharing two cores takes up to a second, and 25 of them would dominate a study).
+  double seconds_per_size = 0;
 };
+
+inline constexpr int kMinTimedIters = 3;
+
+// How many warm-up and timed ops one size runs, from how long its first warm-up op took on
+// the slowest rank (the same on every rank, so every rank runs the same count).
+struct CommBenchCounts {
+  int warmup = 0;  // including the first
+  int timed = 0;
+};
+CommBenchCounts commbench_counts(const CommBenchOptions& options, double first_op_us);
 
 struct CommBenchRow {
   size_t bytes = 0;
@@ -28,6 +43,7 @@ struct CommBenchRow {
   double algbw_gbs = 0;
   double busbw_gbs = 0;
   size_t wrong = 0;  // elements whose reduced value differs from the expected one
+  int timed_iters = 0;  // the ops its time is the mean of
 };
 
 double algbw_gbs(size_t bytes, double time_us);

@@ -1,5 +1,5 @@
 # An emulated two-node cluster (tests/cluster/, docs/multinode.md): two network +
-# UTS namespaces (node1, node2) joined by a veth pair shaped to 1 Gbit/s with tc tbf, one
+# UTS namespaces (node1, node2) joined by a veth pair shaped to 4 Gbit/s with tc tbf, one
 # slurmd per node, OpenMPI over TCP on that link only. It runs
 # `sbatch -N 2 slurm/study-multinode.sbatch tests/specs/tiny.yaml` (one rank per node, with
 # the allreduce benchmark) and the same study through `mpirun --hostfile`, checks both with

@@ -38,5 +38,36 @@ TEST(CommbenchFormula, SizesGrowByFactorUpToMax) {
   EXPECT_THROW(commbench_sizes(options), std::invalid_argument);
 }
 
+TEST(CommbenchFormula, FixedCountsWithoutABudget) {
+  CommBenchOptions options;  // nccl-tests' 5 warm-up + 20 timed, however slow an op is
+  const CommBenchCounts counts = commbench_counts(options, 2e6);
+  EXPECT_EQ(counts.warmup, 5);
+  EXPECT_EQ(counts.timed, 20);
+}
+
+TEST(CommbenchFormula, BudgetCutsOnlySlowSizes) {
+  CommBenchOptions options;
+  options.seconds_per_size = 0.25;
+  // A fast op (10 us): 25,000 fit in the budget, so the full 5 + 20.
+  CommBenchCounts counts = commbench_counts(options, 10.0);
+  EXPECT_EQ(counts.warmup, 5);
+  EXPECT_EQ(counts.timed, 20);
+  // 25 ms an op: 10 fit; warm-up 1 + 4 (half the budget's worth, capped at 5 in all).
+  counts = commbench_counts(options, 25e3);
+  EXPECT_EQ(counts.warmup, 5);
+  EXPECT_EQ(counts.timed, 10);
+  // 60 ms: 4 fit (4.17 rounded down); warm-up 1 + 2.
+  counts = commbench_counts(options, 60e3);
+  EXPECT_EQ(counts.warmup, 3);
+  EXPECT_EQ(counts.timed, 4);
+  // 0.9 s an op: fewer than one fits, yet the mean is never of fewer than kMinTimedIters.
+  counts = commbench_counts(options, 9e5);
+  EXPECT_EQ(counts.warmup, 1);
+  EXPECT_EQ(counts.timed, kMinTimedIters);
+  // Never more timed ops than asked for, nor fewer than asked for when that is below the floor.
+  options.iters = 2;
+  EXPECT_EQ(commbench_counts(options, 9e5).timed, 2);
+}
+
 }  // namespace
 }  // namespace ddpscale

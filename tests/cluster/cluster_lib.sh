@@ -138,9 +138,23 @@ cluster_shape() {
   local n="$1" rate="$2"
   on_node "$n" tc qdisc del dev "$CLUSTER_IF" root 2>/dev/null
   [ "$rate" = none ] && return 0
-  # burst: 32 KiB (a few MTU-sized packets at line rate); latency: how long a packet may
-  # queue before it is dropped, large enough that TCP is shaped rather than dropped.
-  on_node "$n" tc qdisc add dev "$CLUSTER_IF" root tbf rate "$rate" burst "${CLUSTER_TBF_BURST:-32kb}" latency 100ms
+  # burst: what the rate sends in about 0.25 ms, at least 32 KiB (a few MTU-sized packets):
+  # a smaller bucket cannot refill fast enough between timer ticks to reach multi-Gbit/s rates;
+  # latency: how long a packet may queue before it is dropped, large enough that TCP is
+  # shaped rather than dropped.
+  on_node "$n" tc qdisc add dev "$CLUSTER_IF" root tbf rate "$rate" burst "${CLUSTER_TBF_BURST:-$(cluster_burst "$rate")}" latency 100ms
+}
+
+# The default tbf bucket for RATE (tc's syntax: 4gbit, 500mbit), in tc's kb.
+cluster_burst() {
+  local rate="$1" bits_per_s=0
+  case "$rate" in
+    *gbit) bits_per_s=$(( ${rate%gbit} * 1000000000 )) ;;
+    *mbit) bits_per_s=$(( ${rate%mbit} * 1000000 )) ;;
+  esac
+  local kb=$(( bits_per_s / 8 / 4000 / 1024 ))
+  [ "$kb" -ge 32 ] || kb=32
+  echo "${kb}kb"
 }
 
 # Sets both ends to RATE (or none) at any time while the cluster is up.

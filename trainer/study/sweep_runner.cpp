@@ -321,11 +321,16 @@ class Progress {
   Heartbeat heartbeat_;  // rank 0 only; last, so its thread starts after everything it reads
 };
 
+// The study-start curve's time per message size: on GPUs every size still runs nccl-tests'
+// 5 + 20 ops; between CPU ranks the large sizes run fewer (comm/commbench.hpp).
+constexpr double kStudyCommBenchSecondsPerSize = 0.25;
+
 CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
   CommBenchOptions options;
   options.min_bytes = 1024;
   options.max_bytes = size_t(64) << 20;
   options.factor = 4;
+  options.seconds_per_size = kStudyCommBenchSecondsPerSize;
   CommBenchTable table;
   for (const auto& row : run_commbench(comm, group, options)) {
     table.bytes.push_back(static_cast<double>(row.bytes));
