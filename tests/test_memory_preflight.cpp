@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "model_registry.hpp"
+#include "model_catalog.hpp"
 #include "study/memory_preflight.hpp"
 #include "study/train_options.hpp"
 

@@ -3,9 +3,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/help_option.hpp"
-#include "model_registry.hpp"
+#include "model_catalog.hpp"
 #include "study/train_options.hpp"
-#include "torchscript_model.hpp"
+#include "torchscript_catalog.hpp"
 
 namespace ddpscale {
 

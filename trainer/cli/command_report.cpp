@@ -10,7 +10,7 @@
 #include "cli/predict_options.hpp"
 #include "launch/cli_util.hpp"
 #include "launch/invocation.hpp"
-#include "model_registry.hpp"
+#include "model_catalog.hpp"
 #include "prediction_inputs.hpp"
 #include "prediction_report.hpp"
 #include "prediction_trust.hpp"

@@ -26,7 +26,7 @@
 #include "study/sweep_runner.hpp"
 #include "study/sweep_spec.hpp"
 #include "study/train_options.hpp"
-#include "torchscript_model.hpp"
+#include "torchscript_catalog.hpp"
 
 namespace ddpscale {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model_registry.hpp"
+#include "model_catalog.hpp"
 
 namespace ddpscale {
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "model_registry.hpp"
+#include "model_catalog.hpp"
 #include "study/train_options.hpp"
 
 namespace ddpscale {

@@ -1,5 +1,5 @@
 #include "study/sweep_spec.hpp"
-#include "torchscript_model.hpp"
+#include "torchscript_catalog.hpp"
 #include "launch_precision.hpp"
 
 #include <yaml-cpp/yaml.h>

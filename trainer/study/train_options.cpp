@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "launch/cli_util.hpp"
-#include "model_registry.hpp"
-#include "torchscript_model.hpp"
+#include "model_catalog.hpp"
+#include "torchscript_catalog.hpp"
 
 namespace ddpscale {
 
