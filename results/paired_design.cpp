@@ -35,11 +35,32 @@ int choose_block_steps(const std::vector<double>& autocorrelation, double step_u
   return std::min(steps, kMaxBlockSteps);
 }
 
-std::vector<PlannedPair> plan_round(uint64_t seed, int launch, int round, bool fixed_order) {
+namespace {
+
+// The 1-rank blocks' ranks, once the pairs are in the order they run.
+void rotate_one_rank_blocks(std::vector<PlannedPair>& pairs, int round, int ranks) {
+  if (ranks < 1) ranks = 1;
+  int next = round % ranks;
+  for (PlannedPair& pair : pairs) {
+    if (pair.kind == PairKind::speedup) {
+      pair.one_rank = next;
+      next = (next + 1) % ranks;
+    } else if (pair.kind == PairKind::same_one_rank) {
+      pair.one_rank = round % ranks;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<PlannedPair> plan_round(uint64_t seed, int launch, int round, bool fixed_order, int ranks) {
   std::vector<PlannedPair> pairs(kSpeedupPairsPerRound, PlannedPair{PairKind::speedup, true});
   pairs.push_back({PairKind::same_one_rank, true});
   pairs.push_back({PairKind::same_n_ranks, true});
-  if (fixed_order) return pairs;
+  if (fixed_order) {
+    rotate_one_rank_blocks(pairs, round, ranks);
+    return pairs;
+  }
   // One stream per (seed, launch, round), so a resumed or shortened launch draws the same rounds.
   std::seed_seq seeds{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(launch),
                       static_cast<uint32_t>(round), 0x9a17edu};
@@ -48,6 +69,7 @@ std::vector<PlannedPair> plan_round(uint64_t seed, int launch, int round, bool f
   // must draw the same order whatever library it was built with.
   for (size_t i = pairs.size() - 1; i > 0; --i) std::swap(pairs[i], pairs[draw() % (i + 1)]);
   for (PlannedPair& pair : pairs) pair.a_first = (draw() >> 63) != 0;
+  rotate_one_rank_blocks(pairs, round, ranks);
   return pairs;
 }
 

@@ -49,12 +49,16 @@ inline constexpr int kPairsPerRound = kSpeedupPairsPerRound + 2;
 struct PlannedPair {
   PairKind kind = PairKind::speedup;
   bool a_first = true;
+  int one_rank = 0;  // the N-rank group's rank whose 1-rank session runs the pair's 1-rank block(s)
 };
 
 // Round `round` of launch `launch` under `seed`: the same on every rank (a pure function of
 // its arguments), different from round to round. `fixed_order` puts A first in every pair and
 // the kinds in a fixed order: the biased pairing the A/A check exists to catch, for tests.
-std::vector<PlannedPair> plan_round(uint64_t seed, int launch, int round, bool fixed_order = false);
+// The 1-rank blocks take turns over the `ranks` ranks of the N-rank side: the speedup pairs
+// in the order they run get ranks round, round + 1, ... (mod ranks), the A/A pair of 1-rank
+// blocks rank round (mod ranks), so both sides sample every rank's GPU, cores and process.
+std::vector<PlannedPair> plan_round(uint64_t seed, int launch, int round, bool fixed_order = false, int ranks = 1);
 
 // How long the blocks of a configuration's paired measurement run, per launch, unless the
 // spec says (paired_seconds); at least kMinRounds rounds whatever the time.

@@ -179,7 +179,8 @@ PairedEstimate solo_check(const std::vector<PairedLaunch>& launches, int64_t sam
     }
     std::vector<double> values;
     for (const BlockPair& pair : launch.pairs)
-      if (const double us = side == PairedSide::one_rank ? pair.a_us : pair.b_us; pair.kind == PairKind::speedup && us > 0)
+      if (const double us = side == PairedSide::one_rank ? pair.a_us : pair.b_us;
+          pair.kind == PairKind::speedup && us > 0 && (side == PairedSide::n_ranks || pair.one_rank == 0))
         values.push_back(std::log(static_cast<double>(samples_per_step) * launch.block_steps / (us * 1e-6)) - runs_mean);
     series.push_back(std::move(values));
   }

@@ -55,10 +55,10 @@ PairedEstimate same_session_ratio(const std::vector<PairedLaunch>& launches, Pai
 
 // The solo checks: the throughput of one side's paired blocks over that of the same side's
 // runs (the configuration's own runs in the same launch, each a continuous run of its steps;
-// for the 1-rank side, with every other rank asleep), launch by launch. `samples_per_step` is
-// that side's global batch. Below 1: taking turns slowed that side's steps (a rank waking up,
-// caches left cold by the other session), which biases the speedup when the two sides pay
-// differently.
+// for the 1-rank side, on rank 0 with every other rank asleep, so only the 1-rank blocks rank
+// 0 ran count), launch by launch. `samples_per_step` is that side's global batch. Below 1:
+// taking turns slowed that side's steps (a rank waking up, caches left cold by the other
+// session), which biases the speedup when the two sides pay differently.
 enum class PairedSide { one_rank, n_ranks };
 PairedEstimate solo_check(const std::vector<PairedLaunch>& launches, int64_t samples_per_step,
                           const LaunchGroups& runs_by_launch, PairedSide side = PairedSide::one_rank);

@@ -45,14 +45,16 @@ bool PairedText::applies() const {
 
 void PairedText::write_section() {
   doc_.paragraph(
-      "Each speedup here comes from one live job per launch: a 1-rank session on rank 0 and an N-rank session "
-      "on the first N ranks, both warmed up, take turns in blocks of steps a few milliseconds long, in an order "
-      "drawn at random within each pair, so the two blocks of a pair meet the host in the same state. Each pair "
+      "Each speedup here comes from one live job per launch: an N-rank session on the first N ranks and a 1-rank "
+      "session on each of them, all warmed up, take turns in blocks of steps a few milliseconds long, in an order "
+      "drawn at random within each pair, so the two blocks of a pair meet the host in the same state; the 1-rank "
+      "blocks go to the N ranks in turn, so both sides sample every rank's GPU, cores and process. Each pair "
       "gives one ratio; the 95% interval is over batches of consecutive pairs, lengthened until neighbouring "
       "batches no longer correlate, and over launches where their means differ more than the batches say "
       "(column \"set by\"). Two checks run the same way: A/A pairs (1 rank against 1 rank, N against N), whose "
       "intervals must hold 1, and the solo checks, each side's paired throughput over that of the same "
-      "configuration's own runs (continuous runs; the 1-rank one with the other ranks asleep), which say whether "
+      "configuration's own runs (continuous runs; the 1-rank runs on rank 0 with the other ranks asleep, against "
+      "rank 0's 1-rank blocks), which say whether "
       "taking turns slowed a side. A speedup whose two sides fail their solo checks by different amounts is "
       "biased by the pairing itself.");
   timescale_paragraph();

@@ -165,6 +165,7 @@ struct BlockPair {
   bool a_first = true;
   double a_us = 0, b_us = 0;  // wall time of each block (N ranks: the slowest rank's)
   double start_s = 0;         // when the pair began, seconds after the paired measurement began
+  int one_rank = 0;           // the rank whose 1-rank session ran the pair's 1-rank block(s) (0 for N/N)
 };
 
 // One launch's paired measurement of a configuration against its 1-rank twin, stored with

@@ -415,11 +415,12 @@ GradientTiming read_gradient_timing(const H5Io& io, hid_t file) {
 constexpr const char* kPairedGroup = "paired";
 
 void write_paired(const H5Io& io, hid_t file, const PairedLaunch& paired) {
-  std::vector<int64_t> kinds, a_first;
+  std::vector<int64_t> kinds, a_first, one_rank;
   std::vector<double> a_us, b_us, start_s;
   for (const BlockPair& pair : paired.pairs) {
     kinds.push_back(static_cast<int64_t>(pair.kind));
     a_first.push_back(pair.a_first ? 1 : 0);
+    one_rank.push_back(pair.one_rank);
     a_us.push_back(pair.a_us);
     b_us.push_back(pair.b_us);
     start_s.push_back(pair.start_s);
@@ -431,6 +432,7 @@ void write_paired(const H5Io& io, hid_t file, const PairedLaunch& paired) {
   io.put_doubles(g.get(), "autocorrelation", paired.autocorrelation);
   io.put_ints(g.get(), "kind", kinds);
   io.put_ints(g.get(), "a_first", a_first);
+  io.put_ints(g.get(), "one_rank", one_rank);
   io.put_doubles(g.get(), "a_us", a_us);
   io.put_doubles(g.get(), "b_us", b_us);
   io.put_doubles(g.get(), "start_s", start_s);
@@ -450,11 +452,17 @@ std::vector<PairedLaunch> read_paired(const H5Io& io, hid_t file) {
   const auto a_us = io.get_doubles(g.get(), "a_us", count);
   const auto b_us = io.get_doubles(g.get(), "b_us", count);
   const auto start_s = io.get_doubles(g.get(), "start_s", count);
+  // Optional: a file without it ran every 1-rank block on rank 0.
+  const auto one_rank = io.has_link(g.get(), "one_rank") ? io.get_ints(g.get(), "one_rank", count)
+                                                         : std::vector<int64_t>(kinds.size(), 0);
   if (paired.block_steps < 1) throw io.error("paired: block_steps " + std::to_string(paired.block_steps) + " < 1");
   for (size_t i = 0; i < kinds.size(); ++i) {
     if (kinds[i] < 0 || kinds[i] > static_cast<int64_t>(PairKind::same_n_ranks))
       throw io.error("paired: pair " + std::to_string(i) + " has unknown kind " + std::to_string(kinds[i]));
-    paired.pairs.push_back({static_cast<PairKind>(kinds[i]), a_first[i] != 0, a_us[i], b_us[i], start_s[i]});
+    if (one_rank[i] < 0) throw io.error("paired: pair " + std::to_string(i) + " has 1-rank blocks on rank " +
+                                        std::to_string(one_rank[i]));
+    paired.pairs.push_back({static_cast<PairKind>(kinds[i]), a_first[i] != 0, a_us[i], b_us[i], start_s[i],
+                            static_cast<int>(one_rank[i])});
   }
   return {paired};
 }

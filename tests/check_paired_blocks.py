@@ -7,7 +7,10 @@ checks them against the design (docs/methodology.md, "The paired speedup"):
 Every N-rank configuration file of a twin holds /paired for its own launch and no 1-rank file
 does; each launch ran whole rounds of 10 pairs, 8 speedup pairs and one A/A pair of each kind
 per round; every block took a positive time; blocks have at least 2 steps; the pilot's
-autocorrelations lie in [-1, 1]; pairs are stored in the order they ran.
+autocorrelations lie in [-1, 1]; pairs are stored in the order they ran; the 1-rank blocks
+took turns over the N ranks (/paired/one_rank: each round's speedup pairs, in the order they
+ran, on ranks round, round + 1, ... mod N, its 1-rank A/A pair on rank round mod N, an N-rank
+A/A pair on 0).
 
 Exit status: 0 right, 1 wrong (each problem printed), 77 h5py/numpy missing.
 """
@@ -53,6 +56,17 @@ def check_file(path, problems):
             problems.append(f"{path}: a block with no positive time")
         if np.any(np.diff(start) < 0):
             problems.append(f"{path}: pairs not in the order they ran")
+        if "one_rank" not in g or len(g["one_rank"][:]) != n:
+            problems.append(f"{path}: /paired/one_rank missing or of another length")
+        else:
+            one_rank = g["one_rank"][:]
+            for r in range(rounds):
+                span = slice(r * PAIRS_PER_ROUND, (r + 1) * PAIRS_PER_ROUND)
+                k, ranks = kinds[span], one_rank[span]
+                expected = [(r + j) % world for j in range(SPEEDUP_PAIRS_PER_ROUND)]
+                if list(ranks[k == 0]) != expected or list(ranks[k == 1]) != [r % world] or list(ranks[k == 2]) != [0]:
+                    problems.append(f"{path}: round {r}: 1-rank blocks on ranks {list(ranks)} for kinds {list(k)}")
+                    break
         if int(g.attrs["block_steps"]) < MIN_BLOCK_STEPS:
             problems.append(f"{path}: blocks of {g.attrs['block_steps']} steps")
         acf = g["autocorrelation"][:]

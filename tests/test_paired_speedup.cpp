@@ -305,6 +305,96 @@ TEST(PairedSpeedup, TheAACheckFiresOnABiasedPairingAndNotOnAFairOne) {
   EXPECT_LE(fired_fair, studies / 10);
 }
 
+// A host where each rank's process has a speed of its own for the whole launch (the core its
+// thread settled on, what shares it), as measured on 2x H200: the N-rank step waits for the
+// slowest rank, a 1-rank step runs at its own rank's speed. One launch of the design with the
+// 1-rank blocks on rank 0 alone (ranks = 1) or taking turns over the ranks; returns it with
+// the per-rank levels drawn.
+PairedLaunch simulate_ranked_launch(SimulatedHost& host, double rank_sd, int launch, int ranks) {
+  host.new_launch();
+  std::vector<double> level;
+  for (int r = 0; r < kWorld; ++r) level.push_back(rank_sd * host.unit(host.draw));
+  const double slowest = *std::max_element(level.begin(), level.end());
+  PairedLaunch out;
+  out.launch = launch;
+  out.block_steps = 8;
+  const double start = host.now_s;
+  for (int round = 0; round < 6; ++round)
+    for (const PlannedPair& plan : plan_round(42, launch, round, false, ranks)) {
+      const auto block = [&](bool n_ranks) {
+        return n_ranks ? host.block(1, kNRanksUs * std::exp(slowest), out.block_steps)
+                       : host.block(0, kOneRankUs * std::exp(level[static_cast<size_t>(plan.one_rank)]), out.block_steps);
+      };
+      const bool a_n = plan.kind == PairKind::same_n_ranks, b_n = plan.kind != PairKind::same_one_rank;
+      BlockPair pair{plan.kind, plan.a_first, 0, 0, host.now_s - start, plan.one_rank};
+      if (plan.a_first) {
+        pair.a_us = block(a_n);
+        pair.b_us = block(b_n);
+      } else {
+        pair.b_us = block(b_n);
+        pair.a_us = block(a_n);
+      }
+      out.pairs.push_back(pair);
+    }
+  return out;
+}
+
+TEST(PairedSpeedup, OneRankBlocksTakingTurnsOverTheRanksNarrowTheLaunchesSpread) {
+  // Per-rank levels of sd 0.2 and nothing else between launches. With rank 0 alone on the
+  // 1-rank side a launch's log speedup moves by min(0, l0 - l1) (sd 0.83 x 0.2); with the
+  // ranks taking turns by -|l0 - l1| / 2 (sd 0.43 x 0.2). Both aim at the same mean, what a
+  // rerun meets on average: log(2 x 500 / 700) - 0.2 / sqrt(pi).
+  const double rank_sd = 0.2;
+  const double truth = kTrueSpeedup * std::exp(-rank_sd / std::sqrt(M_PI));
+  double spread[2] = {0, 0};
+  int covered[2] = {0, 0};
+  const int studies = 100;
+  for (int study = 0; study < studies; ++study)
+    for (const int ranks : {1, kWorld}) {
+      SimulatedHost host(9000 + study);
+      host.launch_sd = 0;
+      std::vector<PairedLaunch> launches;
+      for (int l = 0; l < 3; ++l) launches.push_back(simulate_ranked_launch(host, rank_sd, l, ranks));
+      const PairedEstimate e = paired_speedup(launches, "weak", kWorld);
+      std::vector<double> means;
+      for (const auto& series : log_ratios_by_launch(launches, PairKind::speedup)) means.push_back(mean(series));
+      spread[ranks == 1 ? 0 : 1] += sample_sd(means) / studies;
+      covered[ranks == 1 ? 0 : 1] += e.ci.contains(truth) ? 1 : 0;
+    }
+  std::printf("launch spread of the log speedup: rank 0 alone %.3f, ranks taking turns %.3f; coverage %d and %d of %d\n",
+              spread[0], spread[1], covered[0], covered[1], studies);
+  EXPECT_LT(spread[1], 0.65 * spread[0]);
+  EXPECT_GE(covered[1], studies * 9 / 10);
+}
+
+TEST(PairedDesign, OneRankBlocksTakeTurnsOverTheRanks) {
+  for (const int ranks : {1, 2, 3}) {
+    std::vector<int> blocks(static_cast<size_t>(ranks), 0), aa(static_cast<size_t>(ranks), 0);
+    for (int round = 0; round < 6; ++round)
+      for (const PlannedPair& p : plan_round(42, 0, round, false, ranks)) {
+        ASSERT_GE(p.one_rank, 0);
+        ASSERT_LT(p.one_rank, ranks);
+        if (p.kind == PairKind::speedup) ++blocks[static_cast<size_t>(p.one_rank)];
+        if (p.kind == PairKind::same_one_rank) ++aa[static_cast<size_t>(p.one_rank)];
+      }
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_EQ(blocks[static_cast<size_t>(r)], 6 * kSpeedupPairsPerRound / ranks) << ranks << " ranks";
+      EXPECT_EQ(aa[static_cast<size_t>(r)], 6 / ranks) << ranks << " ranks";
+    }
+  }
+}
+
+TEST(PairedSpeedup, SoloCheckCountsOnlyRankZerosOneRankBlocks) {
+  // The 1-rank runs ran on rank 0; rank 1's blocks (twice as slow here) stay out of the check.
+  PairedLaunch launch;
+  launch.block_steps = 10;
+  for (int i = 0; i < 40; ++i)
+    launch.pairs.push_back({PairKind::speedup, true, (i % 2 ? 2000.0 : 1000.0) * (i % 4 < 2 ? 1.01 : 0.99), 700, 0, i % 2});
+  const PairedEstimate e = solo_check({launch}, 4, {{40000, 40000 * 1.01, 40000 * 0.99}});
+  EXPECT_NEAR(e.ratio, 1.0, 0.01);
+  EXPECT_TRUE(e.ci.contains(1.0));
+}
+
 TEST(PairedSpeedup, SoloCheckComparesThePairedOneRankThroughputWithTheRuns) {
   // Blocks of 10 steps of batch 4 in 1000 us: 40,000 samples/s; runs at 40,000 and 50,000.
   PairedLaunch launch;

@@ -615,8 +615,8 @@ TEST_F(RunStore, PairedBlocksRoundTripAndMergeByLaunch) {
     paired.block_steps = 7 + launch;
     paired.pilot_step_us = 512.25;
     paired.autocorrelation = {0.9, 0.5, -0.125};
-    paired.pairs = {{PairKind::speedup, true, 1000.5, 700.25, 0.0},
-                    {PairKind::same_one_rank, false, 999.0, 1001.0, 0.0021},
+    paired.pairs = {{PairKind::speedup, true, 1000.5, 700.25, 0.0, 1},
+                    {PairKind::same_one_rank, false, 999.0, 1001.0, 0.0021, 0},
                     {PairKind::same_n_ranks, true, 702.0, 698.0, 0.0043}};
     record.paired = {paired};
     write_config(dir.string(), record);
@@ -636,6 +636,8 @@ TEST_F(RunStore, PairedBlocksRoundTripAndMergeByLaunch) {
   EXPECT_EQ(back.pairs[0].a_us, 1000.5);
   EXPECT_EQ(back.pairs[0].b_us, 700.25);
   EXPECT_EQ(back.pairs[2].start_s, 0.0043);
+  EXPECT_EQ(back.pairs[0].one_rank, 1);  // the rank whose 1-rank session ran the block
+  EXPECT_EQ(back.pairs[1].one_rank, 0);
   const std::vector<ConfigRecord> merged = merge_launches(read);
   ASSERT_EQ(merged.size(), 1u);
   ASSERT_EQ(merged[0].paired.size(), 2u);

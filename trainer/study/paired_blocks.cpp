@@ -32,21 +32,23 @@ void broadcast_from_rank0(const MpiGroup& world, int& value, const std::string& 
     wait_without_bound(request, std::chrono::milliseconds(1));
 }
 
-std::unique_ptr<TrainingSession> make_session(const TrainOptions& options, const MpiGroup& group, Communicator* comm,
+// A session of `world_size` ranks in which this process is `rank`.
+std::unique_ptr<TrainingSession> make_session(const TrainOptions& options, int rank, int world_size, Communicator* comm,
                                               const DeviceChoice& device, InitialModel& model) {
   SessionSetup setup;
-  setup.options = engine_options(options, group.size(), 0);
+  setup.options = engine_options(options, world_size, 0);
   setup.run_index = 0;
-  setup.rank = group.rank();
-  setup.world_size = group.size();
+  setup.rank = rank;
+  setup.world_size = world_size;
   setup.device = torch_device_of(device);
   setup.comm = comm;
   setup.initial_model = &model;
   return std::make_unique<TrainingSession>(setup);
 }
 
-// The two live sessions of this rank: the 1-rank one on rank 0 only, the N-rank one on its
-// members. Each has its own copy of the model (one InitialModel hands out one live model).
+// The two live sessions of a rank of the N-rank group: its own 1-rank session and its part of
+// the N-rank one (none on other ranks). Each has its own copy of the model (one InitialModel
+// hands out one live model).
 struct PairedSessions {
   std::shared_ptr<InitialModel> one_model, n_model;
   std::unique_ptr<TrainingSession> one, n;
@@ -77,24 +79,35 @@ void run_pilot(TrainingSession& one, PairedLaunch& out) {
 // One block of one side. Each block starts with one untimed lead-in step: it absorbs what
 // the switch from the other session costs (a rank waking from its sleep, caches and clocks
 // the other session left), which would otherwise fall on whichever side follows a switch
-// more often. 1 rank: rank 0 trains alone, the others pass. N ranks: the members meet (the
-// others sleep through rank 0's 1-rank work before), take the lead-in step together, meet
-// again so their clocks start together, and the block takes the slowest member's time.
-// Returns the time on rank 0 (0 elsewhere).
-double run_block(const PairedSetup& setup, PairedSessions& sessions, bool n_ranks, int steps) {
+// more often. 1 rank: the N-rank group's rank `one_rank` trains alone, the others pass. N
+// ranks: the members meet (asleep while one of them finishes a 1-rank block), take the
+// lead-in step together, meet again so their clocks start together, and the block takes the
+// slowest member's time. Returns the time on the ranks that took part (0 elsewhere).
+double run_block(const PairedSetup& setup, PairedSessions& sessions, bool n_ranks, int one_rank, int steps) {
+  if (!setup.n_group) return 0;
+  const MpiGroup& group = *setup.n_group;
   if (!n_ranks) {
-    if (!sessions.one) return 0;
+    if (group.rank() != one_rank) return 0;
     sessions.one->train_steps(1);
     return time_steps(*sessions.one, steps);
   }
-  if (!setup.n_group) return 0;
-  const MpiGroup& group = *setup.n_group;
-  group.barrier_within_comm_timeout("paired blocks: meeting for an N-rank block",
-                                    group.rank() == 0 ? WaitPolling::spin : WaitPolling::sleep);
+  group.barrier_within_comm_timeout("paired blocks: meeting for an N-rank block", WaitPolling::sleep);
   sessions.n->train_steps(1);
   group.barrier_within_comm_timeout("paired blocks: starting an N-rank block's clock", WaitPolling::spin);
   const double mine = time_steps(*sessions.n, steps);
   return max_over_group(group, mine);
+}
+
+// The pair's two block times, from the ranks that ran them, on every rank. Every rank waits
+// here (asleep) until the pair's last block is over, so the next pair's 1-rank block, on
+// whichever rank, never runs beside this one's.
+void end_pair(const MpiGroup& world, BlockPair& pair) {
+  double times[2] = {pair.a_us, pair.b_us};
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, times, 2, MPI_DOUBLE, MPI_MAX, world.handle(), &request));
+  wait_within_comm_timeout(request, "paired blocks: the end of a pair", WaitPolling::sleep);
+  pair.a_us = times[0];
+  pair.b_us = times[1];
 }
 
 // Which side each block of a pair runs: the speedup pair's A is the 1-rank side.
@@ -106,14 +119,16 @@ void run_pair(const PairedSetup& setup, PairedSessions& sessions, const PlannedP
   BlockPair pair;
   pair.kind = plan.kind;
   pair.a_first = plan.a_first;
+  pair.one_rank = plan.kind == PairKind::same_n_ranks ? 0 : plan.one_rank;
   pair.start_s = seconds_since(start);
   if (plan.a_first) {
-    pair.a_us = run_block(setup, sessions, a_is_n_ranks(plan.kind), steps);
-    pair.b_us = run_block(setup, sessions, b_is_n_ranks(plan.kind), steps);
+    pair.a_us = run_block(setup, sessions, a_is_n_ranks(plan.kind), plan.one_rank, steps);
+    pair.b_us = run_block(setup, sessions, b_is_n_ranks(plan.kind), plan.one_rank, steps);
   } else {
-    pair.b_us = run_block(setup, sessions, b_is_n_ranks(plan.kind), steps);
-    pair.a_us = run_block(setup, sessions, a_is_n_ranks(plan.kind), steps);
+    pair.b_us = run_block(setup, sessions, b_is_n_ranks(plan.kind), plan.one_rank, steps);
+    pair.a_us = run_block(setup, sessions, a_is_n_ranks(plan.kind), plan.one_rank, steps);
   }
+  end_pair(*setup.world, pair);
   if (setup.world->rank() == 0) out.pairs.push_back(pair);
 }
 
@@ -122,13 +137,12 @@ std::string prepare_sessions(const PairedSetup& setup, PairedSessions& sessions)
   std::string failure;
   try {
     if (setup.n_group) {
+      const MpiGroup& group = *setup.n_group;
       sessions.n_model = make_initial_model(setup.n_ranks, setup.device);
-      sessions.n = make_session(setup.n_ranks, *setup.n_group, setup.n_comm, setup.device, *sessions.n_model);
+      sessions.n = make_session(setup.n_ranks, group.rank(), group.size(), setup.n_comm, setup.device, *sessions.n_model);
       sessions.n->train_steps(std::max(1, setup.n_ranks.warmup));
-    }
-    if (setup.one_group) {
       sessions.one_model = make_initial_model(setup.one_rank, setup.device);
-      sessions.one = make_session(setup.one_rank, *setup.one_group, nullptr, setup.device, *sessions.one_model);
+      sessions.one = make_session(setup.one_rank, 0, 1, nullptr, setup.device, *sessions.one_model);
       sessions.one->train_steps(std::max(1, setup.one_rank.warmup));
     }
   } catch (const std::exception& e) {
@@ -150,15 +164,17 @@ PairedOutcome measure_paired(const PairedSetup& setup) {
 
   PairedLaunch& out = outcome.blocks;
   out.launch = setup.launch;
-  if (sessions.one) run_pilot(*sessions.one, out);
+  if (setup.world->rank() == 0) run_pilot(*sessions.one, out);
   int steps = out.block_steps;
   broadcast_from_rank0(*setup.world, steps, "paired blocks: the block length from rank 0's pilot");
   out.block_steps = steps;
 
+  int n_size = setup.n_group ? setup.n_group->size() : 0;
+  broadcast_from_rank0(*setup.world, n_size, "paired blocks: the N-rank group's size");
   const auto start = Clock::now();
   int more = 1;
   for (int round = 0; more; ++round) {
-    for (const PlannedPair& plan : plan_round(setup.one_rank.seed, setup.launch, round))
+    for (const PlannedPair& plan : plan_round(setup.one_rank.seed, setup.launch, round, false, n_size))
       run_pair(setup, sessions, plan, steps, start, out);
     if (setup.world->rank() == 0) more = another_round(round + 1, seconds_since(start), setup.budget_seconds) ? 1 : 0;
     broadcast_from_rank0(*setup.world, more, "paired blocks: whether another round runs");

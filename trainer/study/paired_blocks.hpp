@@ -1,8 +1,9 @@
 // The paired design's measurement inside one live job (docs/methodology.md, "The paired
-// speedup"): a 1-rank session on rank 0 and an N-rank session on the first N ranks live side
-// by side; after their warm-up and a pilot that times 1-rank steps one by one (the host's
-// timescale, which sets the block length), blocks of each take turns in the order
-// results/paired_design.hpp draws, until the launch's budget of seconds is spent.
+// speedup"): an N-rank session on the first N ranks and, beside it on each of them, a 1-rank
+// session of its own; after their warm-up and a pilot that times rank 0's 1-rank steps one by
+// one (the host's timescale, which sets the block length), blocks take turns in the order
+// results/paired_design.hpp draws, the 1-rank blocks rank after rank, until the launch's
+// budget of seconds is spent. One rank's session works at a time.
 #pragma once
 #include "launch/device_choice.hpp"
 #include "paired_design.hpp"
@@ -18,7 +19,6 @@ struct PairedSetup {
   TrainOptions one_rank;               // the 1-rank configuration
   TrainOptions n_ranks;                // its N-rank twin (same model, seed and per-rank or global batch)
   const MpiGroup* world = nullptr;     // every launched rank: the measurement is collective over it
-  const MpiGroup* one_group = nullptr; // rank 0 alone; null elsewhere
   const MpiGroup* n_group = nullptr;   // the first N ranks; null where this rank is not one of them
   Communicator* n_comm = nullptr;      // the N-rank group's communicator; null where not a member
   DeviceChoice device;

@@ -965,7 +965,6 @@ class SweepLaunch {
     setup.one_rank = one.options;
     setup.n_ranks = many.options;
     setup.world = &mpi_.world();
-    setup.one_group = groups_[1].get();
     setup.n_group = groups_[n].get();
     setup.n_comm = comms_[n].get();
     setup.device = device_;
