@@ -138,12 +138,17 @@ def dry_run_total(ddpscale, work):
     plan = re.search(r"^# seed-study: (\d+) configurations in run order$", result.stdout, re.M)
     runs = re.search(r"^# total: (\d+) runs", result.stdout, re.M)
     total = re.search(r"^# estimated total: about \d+:\d\d:\d\d for all (\d+) runs of the (\d+) configurations in the "
-                      r"spec$", result.stdout, re.M)
+                      r"spec and (\d+) paired measurements of twins \(about [\d.]+ s each\)$", result.stdout, re.M)
     if not check(result.returncode == 0 and plan and runs and total,
                  f"dry run prints a plan and an estimated total: {result.stdout[-800:]!r}"):
         return
     check((total.group(1), total.group(2)) == (runs.group(1), plan.group(1)),
           f"the total covers every run ({runs.group(1)}) of every configuration ({plan.group(1)}): {total.group(0)!r}")
+    # Every configuration of the seed study has its twin (1 and 2 ranks), measured paired once
+    # per launch.
+    launches = int(re.search(r"^launches: (\d+)", open(spec, encoding="utf-8").read(), re.M).group(1))
+    check(int(total.group(3)) == int(plan.group(1)) // 2 * launches,
+          f"the total counts the paired blocks of {int(plan.group(1)) // 2} twins in {launches} launches: {total.group(0)!r}")
     estimate = re.search(r"^# estimate: about .* for (\d+) runs of (\d+) configurations.*$", result.stdout, re.M)
     check(estimate and (estimate.group(1), estimate.group(2)) == (runs.group(1), plan.group(1)),
           f"the estimate line counts every configuration: {estimate.group(0) if estimate else None!r}")

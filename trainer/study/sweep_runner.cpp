@@ -815,11 +815,37 @@ class SweepLaunch {
     return static_cast<size_t>(std::count_if(plan.begin(), plan.end(), [](const auto& p) { return p.stored; }));
   }
 
-  // The estimate's last line: the time of every run the study still has, in one figure.
+  // The estimate's last line: the time of every run the study still has, and of the paired
+  // blocks its twins still have (docs/methodology.md, "The paired speedup"), in one figure.
   void print_estimated_total(double seconds, const std::vector<PlannedConfiguration>& plan, size_t complete) const {
     const auto [runs, configurations] = runs_in(plan);
-    std::printf("# estimated total: about %s for all %d runs of the %d configurations %s\n", clock_text(seconds).c_str(),
-                runs, configurations, complete == 0 ? "in the spec" : "left to run");
+    const int paired = paired_measurements_left(plan);
+    // Each pair of twins, each launch: paired_seconds of blocks after a pilot of at most
+    // kPilotMostSeconds (results/paired_design.hpp).
+    const double paired_seconds = paired * (spec_.paired_seconds + kPilotMostSeconds);
+    const std::string paired_text =
+        paired == 0 ? ""
+                    : " and " + std::to_string(paired) + " paired measurements of twins (about " +
+                          round_trip_text(spec_.paired_seconds + kPilotMostSeconds) + " s each)";
+    std::printf("# estimated total: about %s for all %d runs of the %d configurations %s%s\n",
+                clock_text(seconds + paired_seconds).c_str(), runs, configurations,
+                complete == 0 ? "in the spec" : "left to run", paired_text.c_str());
+  }
+
+  // Twins (a 1-rank configuration and its N-rank one, next to each other) the paired design
+  // still measures, once per launch in which neither is complete: as run_configuration_or_twins
+  // pairs them.
+  int paired_measurements_left(const std::vector<PlannedConfiguration>& plan) const {
+    if (spec_.design != "paired" || !spec_.interleave_runs) return 0;
+    int left = 0;
+    const size_t n = configs_.size();
+    for (size_t i = 0; i + 1 < n; ++i) {
+      if (!run_twins(configs_[i], configs_[i + 1], device_.cuda)) continue;
+      for (int k = 0; k < launches_; ++k)
+        if (plan[k * n + i].runs_left > 0 && plan[k * n + i + 1].runs_left > 0) ++left;
+      ++i;  // the twin is taken
+    }
+    return left;
   }
 
   static std::string format_exponent(double exponent) {
