@@ -1,13 +1,13 @@
-#include "commbench.hpp"
+#include "comm/commbench.hpp"
+
+#include "comm/check.hpp"
+#include "comm/mpi_context.hpp"
 
 #include <mpi.h>
 
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
-
-#include "check.hpp"
-#include "mpi_context.hpp"
 
 namespace ddpscale {
 

@@ -1,15 +1,15 @@
-#include "prediction_inputs.hpp"
+#include "prediction/prediction_inputs.hpp"
+
+#include "results/config_summary.hpp"
+#include "results/run_store.hpp"
+#include "results/study_analysis.hpp"
+#include "results/summary_export.hpp"
+#include "results/text_io.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
-
-#include "config_summary.hpp"
-#include "run_store.hpp"
-#include "study_analysis.hpp"
-#include "summary_export.hpp"
-#include "text_io.hpp"
 
 namespace fs = std::filesystem;
 

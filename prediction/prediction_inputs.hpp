@@ -2,11 +2,11 @@
 // the report reduces them), or a report folder (summary.csv, and commbench.csv with the
 // allreduce curve) for studies whose runs are not at hand.
 #pragma once
+#include "prediction/scaling_prediction.hpp"
+#include "results/study_analysis.hpp"
+
 #include <string>
 #include <vector>
-
-#include "scaling_prediction.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,9 @@
-#include "prediction_report.hpp"
+#include "prediction/prediction_report.hpp"
+
+#include "results/report_format.hpp"
+#include "results/text_io.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -7,11 +12,6 @@
 #include <filesystem>
 #include <optional>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
-
-#include "report_format.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -5,13 +5,13 @@
 // field = one row here (and, for a setting, its option in trainer/); a member without a row
 // fails tests/test_config_fields.cpp.
 #pragma once
+#include "results/run_record.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include "run_record.hpp"
 
 namespace ddpscale {
 

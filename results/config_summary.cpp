@@ -1,4 +1,4 @@
-#include "config_summary.hpp"
+#include "results/config_summary.hpp"
 
 #include <algorithm>
 #include <cmath>

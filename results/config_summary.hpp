@@ -2,14 +2,14 @@
 // each phase, summarised over the runs that succeeded and were not outliers.
 // Works on the plain records of run_record.hpp; knows nothing of HDF5.
 #pragma once
+#include "results/launch_statistics.hpp"
+#include "results/run_record.hpp"
+#include "results/statistics.hpp"
+#include "results/thresholds.hpp"
+
 #include <array>
 #include <string>
 #include <vector>
-
-#include "launch_statistics.hpp"
-#include "run_record.hpp"
-#include "statistics.hpp"
-#include "thresholds.hpp"
 
 namespace ddpscale {
 

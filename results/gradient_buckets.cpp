@@ -1,4 +1,4 @@
-#include "gradient_buckets.hpp"
+#include "results/gradient_buckets.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "h5_io.hpp"
+#include "results/h5_io.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -3,13 +3,13 @@
 // what goes where; this says how a value travels. Every call is checked and every error
 // names the file.
 #pragma once
+#include "results/hdf5_handles.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
-
-#include "hdf5_handles.hpp"
 
 namespace ddpscale {
 

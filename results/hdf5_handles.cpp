@@ -1,4 +1,4 @@
-#include "hdf5_handles.hpp"
+#include "results/hdf5_handles.hpp"
 
 #include <mutex>
 

@@ -2,11 +2,11 @@
 // the file and HDF5's own message: its automatic printing to stderr is switched off so
 // that a refused file gives one clear line instead of a page of error stack.
 #pragma once
+#include "results/store_error.hpp"
+
 #include <hdf5.h>
 
 #include <string>
-
-#include "store_error.hpp"
 
 namespace ddpscale {
 

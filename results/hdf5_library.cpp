@@ -1,4 +1,4 @@
-#include "hdf5_library.hpp"
+#include "results/hdf5_library.hpp"
 
 #include <hdf5.h>
 

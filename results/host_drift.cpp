@@ -1,9 +1,9 @@
-#include "host_drift.hpp"
+#include "results/host_drift.hpp"
+
+#include "results/config_summary.hpp"
 
 #include <algorithm>
 #include <cmath>
-
-#include "config_summary.hpp"
 
 namespace ddpscale {
 

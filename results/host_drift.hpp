@@ -4,12 +4,12 @@
 // time is stored with the run; a host that slows down (frequency, a neighbour's job, thermal
 // limits) makes that fixed work slower, whatever the model does. Works on plain records.
 #pragma once
+#include "results/run_record.hpp"
+#include "results/study_analysis.hpp"
+
 #include <cstddef>
 #include <string>
 #include <vector>
-
-#include "run_record.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,14 +1,14 @@
-#include "launch_precision.hpp"
+#include "results/launch_precision.hpp"
+
+#include "results/run_store.hpp"
+#include "results/study_analysis.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
-
-#include <yaml-cpp/yaml.h>
-
-#include "run_store.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

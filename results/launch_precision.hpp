@@ -6,14 +6,14 @@
 // count of launches is either too few on a noisy host or time wasted on a quiet one.
 // Reads the run store; no LibTorch, no MPI.
 #pragma once
+#include "results/run_record.hpp"
+#include "results/statistics.hpp"
+
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
-
-#include "run_record.hpp"
-#include "statistics.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,4 @@
-#include "launch_statistics.hpp"
+#include "results/launch_statistics.hpp"
 
 #include <algorithm>
 #include <cmath>

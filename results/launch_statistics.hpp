@@ -3,11 +3,11 @@
 // of each other, and an interval computed as if they were is too narrow (docs/methodology.md,
 // "Launches"). Plain functions on plain vectors, like statistics.hpp.
 #pragma once
+#include "results/statistics.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
-
-#include "statistics.hpp"
 
 namespace ddpscale {
 

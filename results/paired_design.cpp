@@ -1,4 +1,4 @@
-#include "paired_design.hpp"
+#include "results/paired_design.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,10 +2,10 @@
 // host use (docs/methodology.md, "The paired speedup"): how long a block is, and in which
 // order the blocks of a round take turns. No LibTorch, no MPI.
 #pragma once
+#include "results/run_record.hpp"
+
 #include <cstdint>
 #include <vector>
-
-#include "run_record.hpp"
 
 namespace ddpscale {
 

@@ -1,11 +1,11 @@
-#include "paired_speedup.hpp"
+#include "results/paired_speedup.hpp"
 
-#include <algorithm>
-#include <cmath>
+#include "results/paired_design.hpp"
 
 #include <boost/math/distributions/students_t.hpp>
 
-#include "paired_design.hpp"
+#include <algorithm>
+#include <cmath>
 
 namespace ddpscale {
 namespace {

@@ -2,14 +2,14 @@
 // sides measured in adjacent blocks, with a 95% interval over units that are independent in
 // fact, and the checks that show the design honest. Plain functions on plain records.
 #pragma once
+#include "results/launch_statistics.hpp"
+#include "results/run_record.hpp"
+#include "results/statistics.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "launch_statistics.hpp"
-#include "run_record.hpp"
-#include "statistics.hpp"
 
 namespace ddpscale {
 

@@ -1,15 +1,15 @@
-#include "pytorch_import.hpp"
+#include "results/pytorch_import.hpp"
+
+#include "results/run_store.hpp"
+#include "results/store_error.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
-
-#include "run_store.hpp"
-#include "store_error.hpp"
 
 namespace ddpscale {
 namespace {

@@ -5,12 +5,12 @@
 // `compare` then show both engines' answers: what an efficient engine gets, and what a
 // PyTorch DDP job gets (docs/methodology.md, "Where the engine differs from PyTorch DDP").
 #pragma once
-#include <string>
-#include <vector>
+#include "results/run_record.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "run_record.hpp"
+#include <string>
+#include <vector>
 
 namespace ddpscale {
 

@@ -1,13 +1,13 @@
-#include "report_answer.hpp"
+#include "results/report_answer.hpp"
+
+#include "results/report_format.hpp"
+#include "results/report_thresholds.hpp"
+#include "results/thresholds.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include "report_format.hpp"
-#include "report_thresholds.hpp"
-#include "thresholds.hpp"
 
 namespace ddpscale {
 namespace {

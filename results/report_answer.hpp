@@ -3,13 +3,13 @@
 // sentence or two, and one chart of speedup against parameter count per model family.
 // Apart from report_writer.cpp, which orders the sections.
 #pragma once
+#include "results/report_document.hpp"
+#include "results/report_plots.hpp"
+#include "results/study_analysis.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "report_document.hpp"
-#include "report_plots.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

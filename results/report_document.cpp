@@ -1,10 +1,10 @@
-#include "report_document.hpp"
+#include "results/report_document.hpp"
+
+#include "results/report_plots.hpp"
+#include "results/text_io.hpp"
 
 #include <filesystem>
 #include <sstream>
-
-#include "report_plots.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,9 +1,9 @@
-#include "report_drift.hpp"
+#include "results/report_drift.hpp"
+
+#include "results/report_format.hpp"
 
 #include <cmath>
 #include <map>
-
-#include "report_format.hpp"
 
 namespace ddpscale {
 namespace {

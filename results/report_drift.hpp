@@ -3,14 +3,14 @@
 // more than kDriftThreshold apart, and the calibration note the executive summary's
 // faster-than-linear caution carries. Apart from report_writer.cpp, which orders sections.
 #pragma once
+#include "results/host_drift.hpp"
+#include "results/report_document.hpp"
+#include "results/report_plots.hpp"
+#include "results/study_analysis.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "host_drift.hpp"
-#include "report_document.hpp"
-#include "report_plots.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,11 +1,11 @@
-#include "report_engines.hpp"
+#include "results/report_engines.hpp"
+
+#include "results/config_summary.hpp"
+#include "results/launch_statistics.hpp"
+#include "results/report_format.hpp"
 
 #include <map>
 #include <set>
-
-#include "config_summary.hpp"
-#include "launch_statistics.hpp"
-#include "report_format.hpp"
 
 namespace ddpscale {
 namespace {

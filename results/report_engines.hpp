@@ -4,11 +4,11 @@
 // throughput over PyTorch's on each side, so a reader sees what an efficient engine gets and
 // what a PyTorch DDP job gets. Apart from report_writer.cpp, which orders sections.
 #pragma once
+#include "results/report_document.hpp"
+#include "results/study_analysis.hpp"
+
 #include <string>
 #include <vector>
-
-#include "report_document.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,12 +1,12 @@
-#include "report_format.hpp"
+#include "results/report_format.hpp"
+
+#include "results/study_analysis.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 namespace {

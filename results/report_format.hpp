@@ -2,13 +2,13 @@
 // "n/a" for what cannot be formed. Shared by the report's sections (report_writer.cpp,
 // report_thresholds.cpp).
 #pragma once
+#include "results/run_record.hpp"
+#include "results/statistics.hpp"
+#include "results/thresholds.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <string>
-
-#include "run_record.hpp"
-#include "statistics.hpp"
-#include "thresholds.hpp"
 
 namespace ddpscale {
 

@@ -1,11 +1,11 @@
-#include "report_launches.hpp"
+#include "results/report_launches.hpp"
+
+#include "results/report_format.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-
-#include "report_format.hpp"
 
 namespace ddpscale {
 namespace {

@@ -4,12 +4,12 @@
 // each launch (cores, clocks, context switches, steal), so a level can be traced to its
 // cause. Apart from report_writer.cpp, which orders sections.
 #pragma once
+#include "results/launch_precision.hpp"
+#include "results/report_document.hpp"
+#include "results/study_analysis.hpp"
+
 #include <string>
 #include <vector>
-
-#include "report_document.hpp"
-#include "launch_precision.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,11 +1,11 @@
-#include "report_paired.hpp"
+#include "results/report_paired.hpp"
+
+#include "results/paired_design.hpp"
+#include "results/report_format.hpp"
+#include "results/report_launches.hpp"
 
 #include <algorithm>
 #include <cmath>
-
-#include "paired_design.hpp"
-#include "report_launches.hpp"
-#include "report_format.hpp"
 
 namespace ddpscale {
 namespace {

@@ -4,10 +4,10 @@
 // A/A pairs, whose intervals must hold 1, and the solo check against the 1-rank runs).
 // Apart from report_writer.cpp, which orders sections.
 #pragma once
-#include <string>
+#include "results/report_document.hpp"
+#include "results/study_analysis.hpp"
 
-#include "report_document.hpp"
-#include "study_analysis.hpp"
+#include <string>
 
 namespace ddpscale {
 

@@ -1,4 +1,17 @@
-#include "report_plots.hpp"
+#include "results/report_plots.hpp"
+
+#include "results/text_io.hpp"
+
+#include <sys/wait.h>
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/environment.hpp>
+#include <boost/process/error.hpp>
+#include <boost/process/exception.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/search_path.hpp>
+#include <boost/process/start_dir.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,20 +26,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
-
-#include <sys/wait.h>
-
-#include <boost/process/args.hpp>
-#include <boost/process/child.hpp>
-#include <boost/process/environment.hpp>
-#include <boost/process/error.hpp>
-#include <boost/process/exception.hpp>
-#include <boost/process/exe.hpp>
-#include <boost/process/io.hpp>
-#include <boost/process/search_path.hpp>
-#include <boost/process/start_dir.hpp>
-
-#include "text_io.hpp"
 
 namespace ddpscale {
 

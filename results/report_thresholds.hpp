@@ -4,14 +4,14 @@
 // measurements batch by batch, and the speedup plot; and the threshold sentences the
 // executive summary repeats. Apart from report_writer.cpp, which orders the sections.
 #pragma once
+#include "results/report_document.hpp"
+#include "results/report_plots.hpp"
+#include "results/study_analysis.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "report_document.hpp"
-#include "report_plots.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,10 +1,10 @@
-#include "report_why_not.hpp"
+#include "results/report_why_not.hpp"
+
+#include "results/report_format.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <vector>
-
-#include "report_format.hpp"
 
 namespace ddpscale {
 namespace {

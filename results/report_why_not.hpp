@@ -4,9 +4,9 @@
 // from the same phase times as "Where the time goes". On CPU, compute that grew is named as
 // core sharing unless the ranks had cores of their own.
 #pragma once
-#include <string>
+#include "results/study_analysis.hpp"
 
-#include "study_analysis.hpp"
+#include <string>
 
 namespace ddpscale {
 

@@ -2,7 +2,20 @@
 // written beside summary.csv/json. Over 500 lines because the sections share one builder's
 // state (the analysis, the document, the plotter); the parameter-threshold section, the
 // largest, lives apart in report_thresholds.cpp, the number formats in report_format.cpp.
-#include "report_writer.hpp"
+#include "results/report_writer.hpp"
+
+#include "results/report_answer.hpp"
+#include "results/report_document.hpp"
+#include "results/report_drift.hpp"
+#include "results/report_engines.hpp"
+#include "results/report_format.hpp"
+#include "results/report_launches.hpp"
+#include "results/report_paired.hpp"
+#include "results/report_plots.hpp"
+#include "results/report_thresholds.hpp"
+#include "results/report_why_not.hpp"
+#include "results/summary_export.hpp"
+#include "results/text_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,19 +27,6 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
-
-#include "report_answer.hpp"
-#include "report_document.hpp"
-#include "report_drift.hpp"
-#include "report_engines.hpp"
-#include "report_launches.hpp"
-#include "report_paired.hpp"
-#include "report_format.hpp"
-#include "report_plots.hpp"
-#include "report_thresholds.hpp"
-#include "report_why_not.hpp"
-#include "summary_export.hpp"
-#include "text_io.hpp"
 
 namespace fs = std::filesystem;
 

@@ -2,15 +2,15 @@
 // PNG) and summary.csv / summary.json. Every number comes from the analysis
 // (study_analysis.hpp); a number that cannot be formed is printed as "n/a".
 #pragma once
+#include "results/report_document.hpp"
+#include "results/report_format.hpp"  // group_thousands, format_number
+#include "results/report_plots.hpp"
+#include "results/study_analysis.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "report_document.hpp"
-#include "report_format.hpp"  // group_thousands, format_number
-#include "report_plots.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,4 @@
-#include "run_record.hpp"
+#include "results/run_record.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,7 @@
-#include "run_store.hpp"
+#include "results/run_store.hpp"
+
+#include "results/config_fields.hpp"
+#include "results/h5_io.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,9 +12,6 @@
 #include <sstream>
 #include <type_traits>
 #include <variant>
-
-#include "config_fields.hpp"
-#include "h5_io.hpp"
 
 namespace fs = std::filesystem;
 

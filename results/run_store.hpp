@@ -3,11 +3,11 @@
 // under a temporary name and renamed into place only when complete, so an interrupted
 // study never leaves a half-written file that looks complete.
 #pragma once
+#include "results/run_record.hpp"
+#include "results/store_error.hpp"
+
 #include <string>
 #include <vector>
-
-#include "run_record.hpp"
-#include "store_error.hpp"
 
 namespace ddpscale {
 

@@ -1,7 +1,8 @@
-#include "statistics.hpp"
+#include "results/statistics.hpp"
+
+#include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 
 namespace ddpscale {

@@ -1,6 +1,6 @@
-#include "study_analysis.hpp"
+#include "results/study_analysis.hpp"
 
-#include "text_io.hpp"
+#include "results/text_io.hpp"
 
 #include <algorithm>
 #include <cstdio>

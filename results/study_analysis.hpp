@@ -2,16 +2,16 @@
 // summarised, every N-GPU configuration compared with its 1-GPU twin, and the parameter
 // thresholds. Reads HDF5 through the run store; no LibTorch, no MPI.
 #pragma once
+#include "results/config_summary.hpp"
+#include "results/paired_speedup.hpp"
+#include "results/run_record.hpp"
+#include "results/run_store.hpp"
+#include "results/thresholds.hpp"
+
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "config_summary.hpp"
-#include "paired_speedup.hpp"
-#include "run_record.hpp"
-#include "run_store.hpp"
-#include "thresholds.hpp"
 
 namespace ddpscale {
 

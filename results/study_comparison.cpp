@@ -1,4 +1,14 @@
-#include "study_comparison.hpp"
+#include "results/study_comparison.hpp"
+
+#include "results/config_fields.hpp"
+#include "results/host_drift.hpp"
+#include "results/report_document.hpp"
+#include "results/report_format.hpp"
+#include "results/run_store.hpp"
+#include "results/summary_export.hpp"
+#include "results/text_io.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -6,16 +16,6 @@
 #include <map>
 #include <type_traits>
 #include <variant>
-
-#include <nlohmann/json.hpp>
-
-#include "config_fields.hpp"
-#include "host_drift.hpp"
-#include "report_document.hpp"
-#include "report_format.hpp"
-#include "run_store.hpp"
-#include "summary_export.hpp"
-#include "text_io.hpp"
 
 namespace fs = std::filesystem;
 

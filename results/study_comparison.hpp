@@ -9,15 +9,15 @@
 // summary.json holds per-configuration summaries, not the runs (docs/methodology.md,
 // "Comparing two studies"). No LibTorch, no MPI.
 #pragma once
+#include "results/run_record.hpp"
+#include "results/statistics.hpp"
+#include "results/study_analysis.hpp"
+#include "results/thresholds.hpp"
+
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "run_record.hpp"
-#include "statistics.hpp"
-#include "study_analysis.hpp"
-#include "thresholds.hpp"
 
 namespace ddpscale {
 

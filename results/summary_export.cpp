@@ -1,4 +1,10 @@
-#include "summary_export.hpp"
+#include "results/summary_export.hpp"
+
+#include "results/config_fields.hpp"
+#include "results/report_engines.hpp"
+#include "results/text_io.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -9,12 +15,6 @@
 #include <stdexcept>
 #include <type_traits>
 #include <variant>
-
-#include <nlohmann/json.hpp>
-
-#include "config_fields.hpp"
-#include "report_engines.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,10 +1,10 @@
 // summary.csv and summary.json: one row per configuration with every statistic the report
 // uses, for spreadsheets and scripts. Times in microseconds, throughput in samples/s.
 #pragma once
+#include "results/study_analysis.hpp"
+
 #include <string>
 #include <vector>
-
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,6 @@
-#include "text_io.hpp"
+#include "results/text_io.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <charconv>
@@ -6,8 +8,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 namespace ddpscale {
 

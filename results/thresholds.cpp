@@ -1,8 +1,9 @@
-#include "thresholds.hpp"
+#include "results/thresholds.hpp"
 
 #include <Eigen/Dense>
-#include <algorithm>
 #include <boost/math/distributions/normal.hpp>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>

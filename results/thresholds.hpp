@@ -2,11 +2,11 @@
 // the parameter count where N GPUs start to beat 1, and the seed study's table of
 // parameter ranges, computed from measurements instead of typed by hand.
 #pragma once
+#include "results/statistics.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "statistics.hpp"
 
 namespace ddpscale {
 

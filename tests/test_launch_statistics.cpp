@@ -3,16 +3,16 @@
 // speed-level test against an independent exhaustive search and on synthetic data with and
 // without levels, and the two-level bootstrap against a hand-worked bootstrap distribution
 // and on simulated studies whose true speedup is known.
+#include "results/config_summary.hpp"
+#include "results/launch_statistics.hpp"
+#include "tests/launch_records.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
-
-#include "config_summary.hpp"
-#include "launch_records.hpp"
-#include "launch_statistics.hpp"
 
 namespace ddpscale {
 namespace {

@@ -2,13 +2,13 @@
 // (results/report_engines.hpp): a reference line becomes a pytorch-ddp configuration beside its
 // ddpscale twin, lines that fit no twin are refused with the reason, and the engines' ratios
 // and verdicts come out as worked by hand; section 6 shows the memory each launch held first.
-#include <nlohmann/json.hpp>
+#include "results/pytorch_import.hpp"
+#include "results/report_engines.hpp"
+#include "results/run_store.hpp"
+#include "results/summary_export.hpp"
+#include "tests/report_test_helpers.hpp"
 
-#include "pytorch_import.hpp"
-#include "report_engines.hpp"
-#include "report_test_helpers.hpp"
-#include "run_store.hpp"
-#include "summary_export.hpp"
+#include <nlohmann/json.hpp>
 
 namespace ddpscale {
 namespace {

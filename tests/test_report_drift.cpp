@@ -2,10 +2,10 @@
 // the executive summary's answer (report_answer.cpp), on synthetic studies whose calibration
 // readings and outcomes are set by hand: a study whose N-rank half ran on a host slowed by
 // construction must be flagged, a steady one must not.
-#include "host_drift.hpp"
-#include "report_answer.hpp"
-#include "report_test_helpers.hpp"
-#include "temp_dir.hpp"
+#include "results/host_drift.hpp"
+#include "results/report_answer.hpp"
+#include "tests/report_test_helpers.hpp"
+#include "tests/temp_dir.hpp"
 
 using namespace ddpscale;
 using namespace ddpscale::report_test;

@@ -3,6 +3,13 @@
 //
 // Expected values are exact by construction (stated next to each check), or (the Welch
 // p-value) computed once outside this code with scipy 1.10.1 (Debian python3-scipy).
+#include "results/report_format.hpp"
+#include "results/run_store.hpp"
+#include "results/study_analysis.hpp"
+#include "results/study_comparison.hpp"
+#include "results/text_io.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,13 +19,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "run_store.hpp"
-#include "study_analysis.hpp"
-#include "report_format.hpp"
-#include "study_comparison.hpp"
-#include "temp_dir.hpp"
-#include "text_io.hpp"
 
 namespace fs = std::filesystem;
 

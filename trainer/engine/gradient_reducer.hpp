@@ -5,15 +5,15 @@
 // once on the communicator's own stream while backward continues. The step then waits for
 // every bucket before the optimizer.
 #pragma once
+#include "comm/communicator.hpp"
+#include "trainer/engine/gradient_ready_hooks.hpp"
+
 #include <torch/torch.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "communicator.hpp"
-#include "engine/gradient_ready_hooks.hpp"
 
 namespace ddpscale {
 

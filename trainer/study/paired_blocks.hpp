@@ -4,10 +4,10 @@
 // timescale, which sets the block length), blocks of each take turns in the order
 // results/paired_design.hpp draws, until the launch's budget of seconds is spent.
 #pragma once
-#include "launch/device_choice.hpp"
-#include "paired_design.hpp"
-#include "run_record.hpp"
-#include "study/train_options.hpp"
+#include "results/paired_design.hpp"
+#include "results/run_record.hpp"
+#include "trainer/launch/device_choice.hpp"
+#include "trainer/study/train_options.hpp"
 
 namespace ddpscale {
 

@@ -1,6 +1,7 @@
-#include "study/sweep_spec.hpp"
-#include "torchscript_model.hpp"
-#include "launch_precision.hpp"
+#include "trainer/study/sweep_spec.hpp"
+
+#include "models/torchscript_model.hpp"
+#include "results/launch_precision.hpp"
 
 #include <yaml-cpp/yaml.h>
 

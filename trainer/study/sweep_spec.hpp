@@ -2,14 +2,14 @@
 // dimensions, expanded into the ordered list of configurations a sweep runs.
 // Every key is documented in experiments/README.md.
 #pragma once
+#include "comm/nccl_profile.hpp"
+#include "results/paired_design.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "nccl_profile.hpp"
-#include "paired_design.hpp"
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 

@@ -1,13 +1,13 @@
-#include "study/train_options.hpp"
+#include "trainer/study/train_options.hpp"
+
+#include "models/model_registry.hpp"
+#include "models/torchscript_model.hpp"
+#include "trainer/launch/cli_util.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
-
-#include "launch/cli_util.hpp"
-#include "model_registry.hpp"
-#include "torchscript_model.hpp"
 
 namespace ddpscale {
 
