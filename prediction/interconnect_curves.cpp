@@ -1,7 +1,7 @@
 #include "prediction/interconnect_curves.hpp"
 
 #include "prediction/prediction_inputs.hpp"
-#include "results/text_io.hpp"
+#include "results/store/text_io.hpp"
 
 #include <yaml-cpp/yaml.h>
 

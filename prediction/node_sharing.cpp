@@ -1,6 +1,6 @@
 #include "prediction/node_sharing.hpp"
 
-#include "results/statistics.hpp"
+#include "results/statistics/statistics.hpp"
 
 #include <yaml-cpp/yaml.h>
 

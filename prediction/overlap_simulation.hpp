@@ -4,8 +4,8 @@
 // once its last gradient is ready and every bucket before it has gone out, and runs them one
 // after another on one communication stream.
 #pragma once
-#include "results/gradient_buckets.hpp"
-#include "results/run_record.hpp"
+#include "prediction/gradient_buckets.hpp"
+#include "results/store/run_record.hpp"
 
 #include <cstddef>
 #include <vector>

@@ -1,10 +1,10 @@
 #include "prediction/prediction_inputs.hpp"
 
-#include "results/config_summary.hpp"
-#include "results/run_store.hpp"
-#include "results/study_analysis.hpp"
-#include "results/summary_export.hpp"
-#include "results/text_io.hpp"
+#include "results/analysis/config_summary.hpp"
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/run_store.hpp"
+#include "results/store/text_io.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -5,8 +5,8 @@
 // `ddpscale report --predict`.
 #pragma once
 #include "prediction/scaling_prediction.hpp"
-#include "results/report_document.hpp"
-#include "results/report_plots.hpp"
+#include "results/report/report_document.hpp"
+#include "results/report/report_plots.hpp"
 
 #include <functional>
 #include <string>

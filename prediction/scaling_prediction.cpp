@@ -1,7 +1,7 @@
 #include "prediction/scaling_prediction.hpp"
 
 #include "prediction/overlap_simulation.hpp"
-#include "results/study_analysis.hpp"
+#include "results/analysis/study_analysis.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,8 +6,8 @@
 #pragma once
 #include "prediction/allreduce_cost.hpp"
 #include "prediction/node_sharing.hpp"
-#include "results/run_record.hpp"
-#include "results/statistics.hpp"
+#include "results/statistics/statistics.hpp"
+#include "results/store/run_record.hpp"
 
 #include <string>
 #include <vector>

@@ -9,8 +9,9 @@ Usage: check_includes.py [ROOT]         each quoted include in ROOT's C++ and CU
                                         *.hpp, *.h, *.cu, *.cuh; build and hidden folders skipped) must
                                         name a file relative to ROOT (default: this script's ../)
        check_includes.py --fix [ROOT]   rewrite each include that is not rooted to the one file
-                                        of the project whose path ends with it (an error where
-                                        none or several do), drop repeated includes, and group
+                                        of the project whose path ends with it, or, for a file
+                                        that moved, with its longest tail that any does (an
+                                        error where none or several do), drop repeats, and group
                                         each rewritten file's leading includes: its own header,
                                         the project's (sorted), third-party, the standard
                                         library's
@@ -65,12 +66,18 @@ def check(root):
 # ---------------------------------------------------------------- fix
 
 def resolve(files, target):
-    """The one project file whose path is target or ends with /target."""
-    tail = os.path.normpath(target).replace(os.sep, "/").lstrip("./")
-    found = [f for f in files if f == tail or f.endswith("/" + tail)]
-    if len(found) != 1:
-        raise LookupError(f"#include \"{target}\" matches {len(found)} files" + (f": {', '.join(found)}" if found else ""))
-    return found[0]
+    """The one project file whose path is target or ends with /target; for a file that moved
+    ("results/run_store.hpp" now in results/store/), with target's shorter tails, down to the
+    file name, the longest that any file's path ends with."""
+    parts = [p for p in target.split("/") if p not in ("", ".", "..")]
+    for k in range(len(parts)):
+        tail = "/".join(parts[k:])
+        found = [f for f in files if f == tail or f.endswith("/" + tail)]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise LookupError(f"#include \"{target}\" matches {len(found)} files: {', '.join(found)}")
+    raise LookupError(f"#include \"{target}\" matches no file")
 
 
 def include_group(name, line):
@@ -198,7 +205,7 @@ def self_test():
         write(root, "app/engine/step.hpp", "#pragma once\n")
         write(root, "app/engine/session.cpp",
               "#include <vector>\n#include <torch/torch.h>\n\n#include \"session.hpp\"\n#include \"store/run_store.hpp\"\n"
-              "#include \"engine/step.hpp\"\n"
+              "#include \"app/step.hpp\"\n"
               "#include \"engine/session.hpp\"\n\nint x;\n#include \"run_store.hpp\"\n")
         changed, errors = fix(root)
         want = ("#include \"app/engine/session.hpp\"\n\n#include \"app/engine/step.hpp\"\n#include \"lib/store/run_store.hpp\"\n\n#include <torch/torch.h>\n\n"

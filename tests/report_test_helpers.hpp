@@ -7,10 +7,10 @@
 // computed once outside this code with scipy 1.10.1 (Debian python3-scipy):
 //   scipy.stats.ttest_ind(n_rank, one_rank, equal_var=False).pvalue
 #pragma once
-#include "results/report_writer.hpp"
-#include "results/run_record.hpp"
-#include "results/study_analysis.hpp"
-#include "results/summary_export.hpp"
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/report_writer.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/run_record.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Records with known values for the store and statistics tests, and for the sample study
 // that outside tools (h5py, h5dump) check.
 #pragma once
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 
 #include <hdf5.h>
 

@@ -6,8 +6,8 @@
 #include "prediction/interconnect_curves.hpp"
 #include "prediction/prediction_inputs.hpp"
 #include "prediction/scaling_prediction.hpp"
-#include "results/summary_export.hpp"
-#include "results/text_io.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/text_io.hpp"
 #include "tests/error_message.hpp"
 #include "tests/temp_dir.hpp"
 

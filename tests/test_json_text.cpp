@@ -1,5 +1,5 @@
 // json_text (text_io.hpp): how every JSON file ddpscale writes spells what it holds.
-#include "results/text_io.hpp"
+#include "results/store/text_io.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,10 +1,10 @@
-// Launches until precise (results/launch_precision.hpp): which configurations a launch can
+// Launches until precise (results/analysis/launch_precision.hpp): which configurations a launch can
 // leave out, read from records and from a study folder; the stopping rule read back from
 // a spec; and, on simulated studies whose true speedup is known, how often the interval a
 // study stops on covers it.
-#include "results/launch_precision.hpp"
-#include "results/launch_statistics.hpp"
-#include "results/run_store.hpp"
+#include "results/analysis/launch_precision.hpp"
+#include "results/statistics/launch_statistics.hpp"
+#include "results/store/run_store.hpp"
 #include "tests/launch_records.hpp"
 #include "tests/temp_dir.hpp"
 

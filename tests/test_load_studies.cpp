@@ -2,8 +2,8 @@
 // empty, truncated, foreign HDF5, other schema version, not HDF5) named with what is wrong,
 // and --skip-bad loading the good files and listing the rest. The bad files are forged with
 // the HDF5 C API directly.
-#include "results/report_writer.hpp"
-#include "results/run_store.hpp"
+#include "results/report/report_writer.hpp"
+#include "results/store/run_store.hpp"
 #include "tests/report_test_helpers.hpp"
 #include "tests/sample_records.hpp"
 #include "tests/temp_dir.hpp"

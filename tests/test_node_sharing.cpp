@@ -7,7 +7,7 @@
 #include "prediction/interconnect_curves.hpp"
 #include "prediction/node_sharing.hpp"
 #include "prediction/scaling_prediction.hpp"
-#include "results/statistics.hpp"
+#include "results/statistics/statistics.hpp"
 #include "tests/error_message.hpp"
 
 #include <gtest/gtest.h>

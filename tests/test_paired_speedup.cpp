@@ -1,8 +1,8 @@
-// The paired design's decisions and estimates (results/paired_design.hpp, paired_speedup.hpp),
+// The paired design's decisions and estimates (results/statistics/paired_design.hpp, paired_speedup.hpp),
 // and the design itself on a simulated host whose speed follows a known process.
-#include "results/launch_statistics.hpp"
-#include "results/paired_design.hpp"
-#include "results/paired_speedup.hpp"
+#include "results/statistics/launch_statistics.hpp"
+#include "results/statistics/paired_design.hpp"
+#include "results/statistics/paired_speedup.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/math/distributions/students_t.hpp>

@@ -7,8 +7,8 @@
 #include "prediction/prediction_inputs.hpp"
 #include "prediction/prediction_report.hpp"
 #include "prediction/scaling_prediction.hpp"
-#include "results/summary_export.hpp"
-#include "results/text_io.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/text_io.hpp"
 #include "tests/temp_dir.hpp"
 
 #include <gtest/gtest.h>

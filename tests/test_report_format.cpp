@@ -1,6 +1,6 @@
 // Numbers as the report prints them (report_format): significant digits, "n/a" for what is
 // not a number, thousands grouped.
-#include "results/report_format.hpp"
+#include "results/report/report_format.hpp"
 #include "tests/report_test_helpers.hpp"
 
 #include <gtest/gtest.h>

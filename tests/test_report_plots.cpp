@@ -1,6 +1,6 @@
 // The report's plots: base64 against the RFC's vectors, real gnuplot runs (skipped where
 // gnuplot is not installed), and stand-in "gnuplot" scripts for the failure paths.
-#include "results/report_plots.hpp"
+#include "results/report/report_plots.hpp"
 #include "tests/temp_dir.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-#include "results/h5_io.hpp"
-#include "results/hdf5_handles.hpp"
-#include "results/run_store.hpp"
+#include "results/store/h5_io.hpp"
+#include "results/store/hdf5_handles.hpp"
+#include "results/store/run_store.hpp"
 #include "tests/sample_records.hpp"
 #include "tests/temp_dir.hpp"
 

@@ -1,5 +1,5 @@
-#include "results/config_fields.hpp"
-#include "results/run_store.hpp"
+#include "results/store/config_fields.hpp"
+#include "results/store/run_store.hpp"
 #include "trainer/study/sweep_spec.hpp"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // contract, the module's own loss, the errors that name the file and the cause, and the
 // configuration record that makes --resume refuse a changed file.
 #include "models/torchscript_model.hpp"
-#include "results/run_store.hpp"
+#include "results/store/run_store.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/torchscript_fixtures.hpp"
 #include "trainer/launch/cli_util.hpp"

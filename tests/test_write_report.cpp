@@ -1,7 +1,7 @@
 // The whole report written from a study on disk: every file, the nine sections in order, the
 // plots (where gnuplot is on PATH) embedded in report.html, and the tables still written
 // without gnuplot.
-#include "results/run_store.hpp"
+#include "results/store/run_store.hpp"
 #include "tests/report_test_helpers.hpp"
 #include "tests/sample_records.hpp"
 #include "tests/temp_dir.hpp"

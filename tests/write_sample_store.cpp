@@ -1,6 +1,6 @@
 // Writes the sample study of sample_records.hpp into a directory, for the outside-tool
 // checks (check_run_store_h5py.py, check_run_store_h5dump.cmake) to read back.
-#include "results/run_store.hpp"
+#include "results/store/run_store.hpp"
 #include "tests/sample_records.hpp"
 
 #include <cstdio>

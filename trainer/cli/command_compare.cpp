@@ -1,6 +1,6 @@
-// `ddpscale compare A B`: two studies, configuration by configuration (results/study_comparison.hpp).
+// `ddpscale compare A B`: two studies, configuration by configuration (results/report/study_comparison.hpp).
 // Needs no MPI and no GPU.
-#include "results/study_comparison.hpp"
+#include "results/report/study_comparison.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
 #include "trainer/launch/cli_util.hpp"

@@ -1,7 +1,7 @@
 // `ddpscale import-pytorch STUDY FILE`: PyTorch DDP's runs (scripts/gpu/pytorch_ddp_reference.py's
-// output) stored beside ddpscale's in a study folder (results/pytorch_import.hpp). Needs no MPI
+// output) stored beside ddpscale's in a study folder (results/store/pytorch_import.hpp). Needs no MPI
 // and no GPU.
-#include "results/pytorch_import.hpp"
+#include "results/store/pytorch_import.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
 #include "trainer/launch/system_report.hpp"

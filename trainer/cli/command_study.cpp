@@ -10,7 +10,7 @@
 #include "comm/mpi_context.hpp"
 #include "models/torchscript_model.hpp"
 #include "prediction/interconnect_curves.hpp"
-#include "results/run_store.hpp"
+#include "results/store/run_store.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
 #include "trainer/cli/predict_options.hpp"

@@ -1,5 +1,5 @@
 #include "comm/mpi_context.hpp"
-#include "results/text_io.hpp"
+#include "results/store/text_io.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
 #include "trainer/launch/cli_util.hpp"

@@ -1,6 +1,6 @@
 #include "trainer/engine/gradient_reducer.hpp"
 
-#include "results/gradient_buckets.hpp"
+#include "prediction/gradient_buckets.hpp"
 #include "trainer/engine/step_clock.hpp"
 
 #include <stdexcept>

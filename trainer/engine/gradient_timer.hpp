@@ -4,7 +4,7 @@
 // point c10d's reducer effectively sees, since the accumulation's kernels are queued before
 // it; on CPU the host's steady clock, exact there because the work is done when the hook runs.
 #pragma once
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 #include "trainer/engine/gradient_ready_hooks.hpp"
 
 #include <torch/torch.h>

@@ -3,7 +3,7 @@
 // last one's end on the communication timeline; durations are read only after the
 // measured loop, so timing never adds a device synchronisation inside it.
 #pragma once
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 
 #include <memory>
 #include <vector>

@@ -11,7 +11,7 @@
 #include "comm/communicator.hpp"
 #include "devices/device_sampler.hpp"
 #include "models/model_registry.hpp"
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 #include "trainer/engine/engine_options.hpp"
 
 #include <torch/csrc/jit/runtime/graph_executor.h>

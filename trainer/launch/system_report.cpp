@@ -4,8 +4,8 @@
 #include "comm/nccl_profile.hpp"
 #include "devices/gpu_info.hpp"
 #include "git_commit.hpp"  // generated at build time: DDPSCALE_GIT_COMMIT
-#include "results/hdf5_library.hpp"
-#include "results/text_io.hpp"
+#include "results/store/hdf5_library.hpp"
+#include "results/store/text_io.hpp"
 
 #include <torch/version.h>
 #include <unistd.h>

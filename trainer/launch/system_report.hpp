@@ -1,7 +1,7 @@
 // The facts `ddpscale info` prints and every study records: host, ranks, library
 // versions, GPUs and how they are linked.
 #pragma once
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 
 #include <string>
 

@@ -4,7 +4,7 @@
 #include "comm/mpi_context.hpp"
 #include "devices/device_sampler.hpp"
 #include "devices/host_probe.hpp"
-#include "results/run_store.hpp"
+#include "results/store/run_store.hpp"
 #include "trainer/engine/initial_model.hpp"
 #include "trainer/engine/training_session.hpp"
 #include "trainer/launch/device_choice.hpp"

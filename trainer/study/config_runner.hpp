@@ -3,7 +3,7 @@
 // non-finite loss, replicas that diverged) mark that run failed instead of ending the study.
 #pragma once
 #include "comm/communicator.hpp"
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 #include "trainer/launch/device_choice.hpp"
 #include "trainer/study/train_options.hpp"
 

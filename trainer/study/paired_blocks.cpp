@@ -3,7 +3,7 @@
 #include "comm/check.hpp"
 #include "comm/communicator.hpp"
 #include "comm/mpi_context.hpp"
-#include "results/statistics.hpp"
+#include "results/statistics/statistics.hpp"
 #include "trainer/engine/initial_model.hpp"
 #include "trainer/engine/training_session.hpp"
 #include "trainer/study/config_runner.hpp"

@@ -4,8 +4,8 @@
 // timescale, which sets the block length), blocks of each take turns in the order
 // results/paired_design.hpp draws, until the launch's budget of seconds is spent.
 #pragma once
-#include "results/paired_design.hpp"
-#include "results/run_record.hpp"
+#include "results/statistics/paired_design.hpp"
+#include "results/store/run_record.hpp"
 #include "trainer/launch/device_choice.hpp"
 #include "trainer/study/train_options.hpp"
 

@@ -1,6 +1,6 @@
 // What `ddpscale train` prints on rank 0: one line per run, then medians over the runs.
 #pragma once
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 
 #include <cstdio>
 #include <string>

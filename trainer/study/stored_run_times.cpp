@@ -1,6 +1,6 @@
 #include "trainer/study/stored_run_times.hpp"
 
-#include "results/run_store.hpp"
+#include "results/store/run_store.hpp"
 
 #include <algorithm>
 #include <filesystem>

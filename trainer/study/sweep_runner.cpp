@@ -4,11 +4,11 @@
 #include "comm/commbench.hpp"
 #include "comm/mpi_context.hpp"
 #include "models/model_registry.hpp"
-#include "results/launch_precision.hpp"
-#include "results/report_format.hpp"
-#include "results/run_store.hpp"
-#include "results/study_analysis.hpp"
-#include "results/text_io.hpp"
+#include "results/analysis/launch_precision.hpp"
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/report_format.hpp"
+#include "results/store/run_store.hpp"
+#include "results/store/text_io.hpp"
 #include "trainer/engine/initial_model.hpp"
 #include "trainer/engine/training_session.hpp"
 #include "trainer/launch/cli_util.hpp"
@@ -496,7 +496,7 @@ class SweepLaunch {
   // Which configurations launch k still needs (rank 0): those --resume does not find
   // complete and, where the spec has a target_half_width, from launch min_launches + 1 on,
   // those whose comparisons are not yet that precise over the launches before k
-  // (results/launch_precision.hpp). Under --overwrite the files a settled configuration
+  // (results/analysis/launch_precision.hpp). Under --overwrite the files a settled configuration
   // may still have from an earlier study in --out are removed, so they cannot join this one.
   std::string plan_launch(const SweepOptions& options, int k, std::vector<int>& skip, LaunchPrecision* precision) const {
     if (std::string error = plan_output(options, configs_, device_.cuda, k, launches_, skip); !error.empty())

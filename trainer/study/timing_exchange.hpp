@@ -1,6 +1,6 @@
 // Rank 0 writes the results; the other ranks of a configuration send it their timings.
 #pragma once
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 
 #include <string>
 #include <vector>

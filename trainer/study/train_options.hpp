@@ -1,7 +1,7 @@
 // Everything `ddpscale train` (and each configuration of a sweep) is told, validated the
 // same way on every rank before any collective.
 #pragma once
-#include "results/run_record.hpp"
+#include "results/store/run_record.hpp"
 #include "trainer/engine/engine_options.hpp"
 
 #include <cstddef>
