@@ -25,19 +25,16 @@ import re
 import sys
 import tempfile
 
+# What is not the project's text, and the helpers of a self-test, as the docs check has them.
+from check_docs_budget import SKIPPED_DIRS, rel, write
+
 # Written into the build folder at build time, found there through the target's include path.
 GENERATED = {
     "git_commit.hpp",  # trainer/launch/CMakeLists.txt: the commit the binary was built from
 }
 SUFFIXES = (".cpp", ".hpp", ".h", ".cu", ".cuh")
-# Outputs and other projects' sources that land in a checkout (as check_docs_budget.py).
-SKIPPED_DIRS = {"studies", "out", "bench-out", "reports", "models-out", "node_modules", "__pycache__"}
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 ANY_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
-
-
-def rel(root, path):
-    return os.path.relpath(path, root).replace(os.sep, "/")
 
 
 def source_files(root):
@@ -146,13 +143,6 @@ def fix(root):
 
 
 # ---------------------------------------------------------------- self-test
-
-def write(root, name, text):
-    path = os.path.join(root, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
 
 def read(root, name):
     with open(os.path.join(root, name), encoding="utf-8") as f:
