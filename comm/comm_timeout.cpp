@@ -1,4 +1,4 @@
-#include "comm_timeout.hpp"
+#include "comm/comm_timeout.hpp"
 
 #include <atomic>
 

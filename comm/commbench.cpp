@@ -1,4 +1,7 @@
-#include "commbench.hpp"
+#include "comm/commbench.hpp"
+
+#include "comm/check.hpp"
+#include "comm/mpi_context.hpp"
 
 #include <mpi.h>
 
@@ -6,9 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
-
-#include "check.hpp"
-#include "mpi_context.hpp"
 
 namespace ddpscale {
 

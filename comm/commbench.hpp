@@ -2,13 +2,13 @@
 // definitions: time = mean per operation over the timed iterations, slowest rank;
 // algbw = bytes / time; busbw = algbw * 2(n-1)/n, the per-link traffic of a ring.
 #pragma once
+#include "comm/communicator.hpp"
+
 #include <cstddef>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "communicator.hpp"
 
 namespace ddpscale {
 

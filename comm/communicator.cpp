@@ -1,4 +1,4 @@
-#include "communicator.hpp"
+#include "comm/communicator.hpp"
 
 
 namespace ddpscale {

@@ -1,9 +1,9 @@
 // Check macros for CUDA and NCCL; only compiled when DDPSCALE_CUDA is on.
 #pragma once
+#include "comm/check.hpp"
+
 #include <cuda_runtime.h>
 #include <nccl.h>
-
-#include "check.hpp"
 
 #define DDPSCALE_CUDA_CHECK(call)                                                                  \
   do {                                                                                             \

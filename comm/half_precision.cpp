@@ -1,4 +1,4 @@
-#include "half_precision.hpp"
+#include "comm/half_precision.hpp"
 
 #include <cmath>
 #include <cstring>

@@ -1,16 +1,16 @@
 // The CPU backend: MPI_Iallreduce in place. OpenMPI progresses non-blocking collectives
 // only inside MPI calls, so on CPU "overlap" mostly means ordering, not hidden time;
 // that is a property of the backend, and the trainer's timings show it as it is.
+#include "comm/check.hpp"
+#include "comm/comm_timeout.hpp"
+#include "comm/communicator.hpp"
+#include "comm/half_precision.hpp"
+#include "comm/mpi_context.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <thread>
-
-#include "check.hpp"
-#include "communicator.hpp"
-#include "comm_timeout.hpp"
-#include "half_precision.hpp"
-#include "mpi_context.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,4 +1,7 @@
-#include "mpi_context.hpp"
+#include "comm/mpi_context.hpp"
+
+#include "comm/check.hpp"
+#include "comm/comm_timeout.hpp"
 
 #include <unistd.h>
 
@@ -8,9 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
-
-#include "check.hpp"
-#include "comm_timeout.hpp"
 
 namespace ddpscale {
 

@@ -1,16 +1,16 @@
-#include "nccl_communicator.hpp"
+#include "comm/nccl_communicator.hpp"
+
+#include "comm/comm_timeout.hpp"
+#include "comm/gpu_check.hpp"
+#include "comm/mpi_context.hpp"
+#include "comm/nccl_profile.hpp"
+#include "comm/stall_watchdog.hpp"
 
 #include <dlfcn.h>
 
 #include <chrono>
 #include <thread>
 #include <vector>
-
-#include "comm_timeout.hpp"
-#include "gpu_check.hpp"
-#include "mpi_context.hpp"
-#include "nccl_profile.hpp"
-#include "stall_watchdog.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,9 +1,9 @@
 // The GPU backend: one NCCL communicator per group, bootstrapped over MPI, with its own
 // CUDA stream so gradient allreduces run beside the compute stream (the overlap DDP needs).
 #pragma once
-#include <memory>
+#include "comm/communicator.hpp"
 
-#include "communicator.hpp"
+#include <memory>
 
 namespace ddpscale {
 

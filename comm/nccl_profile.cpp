@@ -1,4 +1,4 @@
-#include "nccl_profile.hpp"
+#include "comm/nccl_profile.hpp"
 
 #include <cstdlib>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "stall_watchdog.hpp"
+#include "comm/stall_watchdog.hpp"
 
 #include <cstdio>
 

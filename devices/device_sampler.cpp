@@ -1,4 +1,4 @@
-#include "device_sampler.hpp"
+#include "devices/device_sampler.hpp"
 
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-#include "gpu_info.hpp"
+#include "devices/gpu_info.hpp"
 
 #ifdef DDPSCALE_CUDA
 #include <cuda_runtime.h>

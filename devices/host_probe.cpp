@@ -1,4 +1,4 @@
-#include "host_probe.hpp"
+#include "devices/host_probe.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>

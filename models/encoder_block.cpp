@@ -1,10 +1,10 @@
-#include "encoder_block.hpp"
+#include "models/encoder_block.hpp"
+
+#include "models/relu_dropout.hpp"
 
 #include <torch/version.h>
 
 #include <cmath>
-
-#include "relu_dropout.hpp"
 
 namespace ddpscale {
 

@@ -1,14 +1,14 @@
-#include "model_registry.hpp"
+#include "models/model_registry.hpp"
+
+#include "models/encoder_block.hpp"
+#include "models/model_shapes.hpp"
+#include "models/relu_dropout.hpp"
+#include "models/torchscript_model.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
-
-#include "encoder_block.hpp"
-#include "model_shapes.hpp"
-#include "relu_dropout.hpp"
-#include "torchscript_model.hpp"
 
 namespace ddpscale {
 namespace {

@@ -3,13 +3,13 @@
 // threshold study; their synthetic batches and loss. model_catalog.hpp names and sizes them
 // without LibTorch.
 #pragma once
+#include "models/model_catalog.hpp"
+
 #include <torch/torch.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include "model_catalog.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,4 @@
-#include "model_shapes.hpp"
+#include "models/model_shapes.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "relu_dropout.hpp"
+#include "models/relu_dropout.hpp"
 
 #ifdef DDPSCALE_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -13,7 +13,7 @@
 #include <optional>
 #include <tuple>
 
-#include "relu_dropout_kernels.cuh"
+#include "models/relu_dropout_kernels.cuh"
 #endif
 
 namespace ddpscale {

@@ -1,11 +1,11 @@
+#include "models/relu_dropout_kernels.cuh"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <curand_kernel.h>
 
 #include <algorithm>
 #include <cstdint>
-
-#include "relu_dropout_kernels.cuh"
 
 namespace ddpscale {
 namespace {

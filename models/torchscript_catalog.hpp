@@ -3,12 +3,12 @@
 // without LibTorch, so the code that only plans, validates or reports a study compiles
 // without it; torchscript_model.hpp trains the module.
 #pragma once
+#include "models/model_catalog.hpp"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "model_catalog.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,4 @@
-#include "torchscript_model.hpp"
+#include "models/torchscript_model.hpp"
 
 #include <openssl/evp.h>
 #include <sys/stat.h>

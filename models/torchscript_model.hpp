@@ -6,6 +6,9 @@
 // module with a method `loss(input, target)` returning a scalar trains on that instead of
 // cross-entropy.
 #pragma once
+#include "models/model_registry.hpp"
+#include "models/torchscript_catalog.hpp"
+
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -15,9 +18,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "model_registry.hpp"
-#include "torchscript_catalog.hpp"
 
 namespace ddpscale {
 

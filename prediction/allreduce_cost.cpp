@@ -1,4 +1,4 @@
-#include "allreduce_cost.hpp"
+#include "prediction/allreduce_cost.hpp"
 
 #include <algorithm>
 #include <cmath>

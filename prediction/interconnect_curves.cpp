@@ -1,13 +1,13 @@
-#include "interconnect_curves.hpp"
+#include "prediction/interconnect_curves.hpp"
+
+#include "prediction/prediction_inputs.hpp"
+#include "results/store/text_io.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
-
-#include "prediction_inputs.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -3,11 +3,11 @@
 // curves (experiments/interconnects.yaml), each with the machine, date and source of its
 // numbers, or a commbench.csv measured anywhere.
 #pragma once
+#include "prediction/allreduce_cost.hpp"
+#include "prediction/node_sharing.hpp"
+
 #include <string>
 #include <vector>
-
-#include "allreduce_cost.hpp"
-#include "node_sharing.hpp"
 
 namespace ddpscale {
 

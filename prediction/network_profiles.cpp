@@ -1,12 +1,12 @@
-#include "network_profiles.hpp"
+#include "prediction/network_profiles.hpp"
+
+#include "prediction/prediction_inputs.hpp"
+#include "results/store/text_io.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <stdexcept>
-
-#include "prediction_inputs.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -2,10 +2,10 @@
 // from: a profile given inline ("400Gb/s,3us"), a name looked up in a YAML file of named
 // networks (experiments/networks.yaml), or a commbench.csv measured between nodes.
 #pragma once
+#include "prediction/allreduce_cost.hpp"
+
 #include <string>
 #include <vector>
-
-#include "allreduce_cost.hpp"
 
 namespace ddpscale {
 

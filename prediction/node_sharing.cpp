@@ -1,4 +1,6 @@
-#include "node_sharing.hpp"
+#include "prediction/node_sharing.hpp"
+
+#include "results/statistics/statistics.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,8 +8,6 @@
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
-
-#include "statistics.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,4 +1,4 @@
-#include "overlap_simulation.hpp"
+#include "prediction/overlap_simulation.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,11 +4,11 @@
 // once its last gradient is ready and every bucket before it has gone out, and runs them one
 // after another on one communication stream.
 #pragma once
+#include "prediction/gradient_buckets.hpp"
+#include "results/store/run_record.hpp"
+
 #include <cstddef>
 #include <vector>
-
-#include "gradient_buckets.hpp"
-#include "run_record.hpp"
 
 namespace ddpscale {
 

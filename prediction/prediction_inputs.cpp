@@ -1,15 +1,15 @@
-#include "prediction_inputs.hpp"
+#include "prediction/prediction_inputs.hpp"
+
+#include "results/analysis/config_summary.hpp"
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/run_store.hpp"
+#include "results/store/text_io.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
-
-#include "config_summary.hpp"
-#include "run_store.hpp"
-#include "study_analysis.hpp"
-#include "summary_export.hpp"
-#include "text_io.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,9 @@
-#include "prediction_report.hpp"
+#include "prediction/prediction_report.hpp"
+
+#include "results/report/report_format.hpp"
+#include "results/store/text_io.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -7,11 +12,6 @@
 #include <filesystem>
 #include <optional>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
-
-#include "report_format.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {
@@ -61,7 +61,7 @@ nlohmann::ordered_json prediction_object(const Prediction& p) {
 
 // Per model family, scaling, exec, batch and topology: the smallest model from which every
 // larger one is predicted to pay off (speedup interval above 1), as the report's measured
-// thresholds are read (results/thresholds.hpp), and the largest that is not.
+// thresholds are read (results/analysis/thresholds.hpp), and the largest that is not.
 ReportTable break_even_table(const std::vector<Prediction>& predictions) {
   std::map<std::string, std::vector<const Prediction*>> groups;
   for (const Prediction& p : predictions) {

@@ -4,14 +4,14 @@
 // configuration) and predict.json. The same blocks make the "Predicted scaling" section of
 // `ddpscale report --predict`.
 #pragma once
+#include "prediction/scaling_prediction.hpp"
+#include "results/report/report_document.hpp"
+#include "results/report/report_plots.hpp"
+
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "report_document.hpp"
-#include "report_plots.hpp"
-#include "scaling_prediction.hpp"
 
 namespace ddpscale {
 

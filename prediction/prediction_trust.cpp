@@ -1,4 +1,4 @@
-#include "prediction_trust.hpp"
+#include "prediction/prediction_trust.hpp"
 
 #include <algorithm>
 #include <cctype>

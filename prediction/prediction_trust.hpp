@@ -5,9 +5,9 @@
 // scaling" section and the command lines then state; a failed self-check also withholds the
 // break-even verdicts ("pays off from") that would be drawn from the predictions.
 #pragma once
-#include <string>
+#include "prediction/scaling_prediction.hpp"
 
-#include "scaling_prediction.hpp"
+#include <string>
 
 namespace ddpscale {
 

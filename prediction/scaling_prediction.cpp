@@ -1,4 +1,7 @@
-#include "scaling_prediction.hpp"
+#include "prediction/scaling_prediction.hpp"
+
+#include "prediction/overlap_simulation.hpp"
+#include "results/analysis/study_analysis.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +10,6 @@
 #include <random>
 #include <set>
 #include <stdexcept>
-
-#include "overlap_simulation.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 namespace {

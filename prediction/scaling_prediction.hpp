@@ -4,13 +4,13 @@
 // of the predictor against the study's own N-GPU measurements. docs/methodology.md
 // ("Predicted scaling") states the model, its assumptions and what the intervals cover.
 #pragma once
+#include "prediction/allreduce_cost.hpp"
+#include "prediction/node_sharing.hpp"
+#include "results/statistics/statistics.hpp"
+#include "results/store/run_record.hpp"
+
 #include <string>
 #include <vector>
-
-#include "allreduce_cost.hpp"
-#include "node_sharing.hpp"
-#include "run_record.hpp"
-#include "statistics.hpp"
 
 namespace ddpscale {
 

@@ -1,12 +1,12 @@
 // For the barrier_timeout test: rank 1 reaches the barrier 5 s late, and with a 1 s
 // --comm-timeout rank 0 must give up, say which wait failed and why, and take the job down
 // (MPI_Abort) instead of waiting for it.
+#include "comm/comm_timeout.hpp"
+#include "comm/mpi_context.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
-
-#include "comm_timeout.hpp"
-#include "mpi_context.hpp"
 
 int main(int argc, char** argv) {
   ddpscale::MpiContext mpi(&argc, &argv);

@@ -93,7 +93,7 @@ def twin_key(p):
 def modified_z_filter(values):
     """Iglewicz-Hoaglin: |0.6745 (x - median) / MAD| > 3.5 removed. When MAD is 0, the
     mean absolute deviation from the median stands in: (x - median) / (1.253314 MeanAD);
-    when that is 0 too, all values are equal and none is removed (results/statistics.hpp)."""
+    when that is 0 too, all values are equal and none is removed (results/statistics/statistics.hpp)."""
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         return x, 0

@@ -1,10 +1,10 @@
 // A configuration record whose runs are given launch by launch, for the tests of the
 // statistics over launches and of the rule that stops adding them.
 #pragma once
+#include "results/store/run_record.hpp"
+
 #include <string>
 #include <vector>
-
-#include "run_record.hpp"
 
 namespace ddpscale::testing_samples {
 

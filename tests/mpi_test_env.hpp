@@ -1,11 +1,11 @@
 // Shared by the MPI test binaries: the MPI context of the run, and a printer that shows
 // non-zero ranks' failures (with their rank) without repeating their passing output.
 #pragma once
+#include "comm/mpi_context.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
-
-#include "mpi_context.hpp"
 
 namespace ddpscale::testing {
 

@@ -1,10 +1,10 @@
 // main() for GoogleTest binaries that run under `mpirun -np 2`: MPI is initialised once
 // for all tests; each rank runs every test. Exits 77 (CTest's skip code here) when every
 // test skipped, e.g. GPU tests on a machine without GPUs.
-#include <gtest/gtest.h>
+#include "comm/mpi_context.hpp"
+#include "tests/mpi_test_env.hpp"
 
-#include "mpi_context.hpp"
-#include "mpi_test_env.hpp"
+#include <gtest/gtest.h>
 
 namespace ddpscale::testing {
 MpiContext* g_mpi = nullptr;

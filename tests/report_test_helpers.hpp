@@ -7,6 +7,11 @@
 // computed once outside this code with scipy 1.10.1 (Debian python3-scipy):
 //   scipy.stats.ttest_ind(n_rank, one_rank, equal_var=False).pvalue
 #pragma once
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/report_writer.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/run_record.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,11 +25,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "report_writer.hpp"
-#include "run_record.hpp"
-#include "study_analysis.hpp"
-#include "summary_export.hpp"
 
 namespace ddpscale::report_test {
 

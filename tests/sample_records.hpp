@@ -1,13 +1,13 @@
 // Records with known values for the store and statistics tests, and for the sample study
 // that outside tools (h5py, h5dump) check.
 #pragma once
+#include "results/store/run_record.hpp"
+
 #include <hdf5.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include "run_record.hpp"
 
 namespace ddpscale::testing_samples {
 

@@ -1,6 +1,11 @@
 // Collectives of the MPI backend on 2 ranks: the CPU path every GPU-less CI run exercises.
-#include <gtest/gtest.h>
+#include "comm/commbench.hpp"
+#include "comm/communicator.hpp"
+#include "comm/half_precision.hpp"
+#include "comm/mpi_context.hpp"
+#include "tests/mpi_test_env.hpp"
 
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -8,12 +13,6 @@
 #include <numeric>
 #include <thread>
 #include <vector>
-
-#include "commbench.hpp"
-#include "communicator.hpp"
-#include "half_precision.hpp"
-#include "mpi_context.hpp"
-#include "mpi_test_env.hpp"
 
 namespace ddpscale {
 namespace {

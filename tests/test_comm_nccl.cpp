@@ -1,17 +1,17 @@
 // The NCCL backend on 2 GPUs, one per rank. Skips where the build has no CUDA or the
 // machine fewer than 2 GPUs.
+#include "comm/communicator.hpp"
+#include "devices/device_sampler.hpp"
+#include "devices/gpu_info.hpp"
+#include "tests/mpi_test_env.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "communicator.hpp"
-#include "device_sampler.hpp"
-#include "gpu_info.hpp"
-#include "mpi_test_env.hpp"
 #ifdef DDPSCALE_CUDA
 #include <cuda_runtime.h>
 
-#include "nccl_communicator.hpp"
+#include "comm/nccl_communicator.hpp"
 #endif
 
 namespace ddpscale {

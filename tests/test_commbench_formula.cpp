@@ -1,8 +1,8 @@
 // busbw definitions from nccl-tests' doc/PERFORMANCE.md: for allreduce,
 // busbw = algbw * 2(n-1)/n, algbw = S / t.
-#include <gtest/gtest.h>
+#include "comm/commbench.hpp"
 
-#include "commbench.hpp"
+#include <gtest/gtest.h>
 
 namespace ddpscale {
 namespace {

@@ -4,17 +4,18 @@
 // until the test gives it a value, and then fails the round trip until its table has a row.
 // A row left out of a table loses its member on the way through the store (it reads back as
 // the default) and, for ConfigParams, makes --resume blind to it.
+#include "results/store/config_fields.hpp"
+#include "results/store/run_store.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
+
 #include <array>
 #include <filesystem>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
-
-#include "config_fields.hpp"
-#include "run_store.hpp"
-#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 

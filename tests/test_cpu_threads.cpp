@@ -1,12 +1,12 @@
 // CPU ranks size LibTorch's intra-op threads from the CPU mask they were given
 // (launch/device_choice.hpp), not from the machine's core count, with the mask injected.
+#include "trainer/launch/device_choice.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <initializer_list>
 #include <vector>
-
-#include "launch/device_choice.hpp"
 
 namespace ddpscale {
 namespace {

@@ -4,8 +4,18 @@
 // NCCL (label gpu, skipped without GPUs).
 // Over 500 lines on purpose: both binaries must compile exactly the same cases, and the
 // equivalence cases share the setup helpers and the tolerance argued below.
-#include <gtest/gtest.h>
+#include "comm/check.hpp"
+#include "comm/communicator.hpp"
+#include "models/relu_dropout.hpp"
+#include "tests/mpi_test_env.hpp"
+#include "tests/temp_dir.hpp"
+#include "tests/torchscript_fixtures.hpp"
+#include "trainer/engine/gradient_reducer.hpp"
+#include "trainer/engine/initial_model.hpp"
+#include "trainer/engine/step_clock.hpp"
+#include "trainer/engine/training_session.hpp"
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -15,21 +25,10 @@
 #include <iterator>
 #include <limits>
 #include <thread>
-
-#include "check.hpp"
-#include "communicator.hpp"
-#include "engine/gradient_reducer.hpp"
-#include "engine/initial_model.hpp"
-#include "mpi_test_env.hpp"
-#include "engine/step_clock.hpp"
-#include "engine/training_session.hpp"
-#include "relu_dropout.hpp"
-#include "temp_dir.hpp"
-#include "torchscript_fixtures.hpp"
 #ifdef DDPSCALE_TEST_ON_GPU
 #include <c10/cuda/CUDACachingAllocator.h>
-#include "gpu_info.hpp"
-#include "nccl_communicator.hpp"
+#include "devices/gpu_info.hpp"
+#include "comm/nccl_communicator.hpp"
 #endif
 
 namespace ddpscale {

@@ -1,12 +1,12 @@
 // The sampling loop of devices/device_sampler.hpp with a probe standing in for NVML, so the
 // loop is tested where there is no GPU; the NVML probe itself runs under label gpu.
+#include "devices/device_sampler.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
-
-#include "device_sampler.hpp"
 
 using namespace std::chrono_literals;
 

@@ -1,13 +1,13 @@
 // The kernel-time floor counts the time the GPU was busy, once however many streams were
 // busy at the same moment: the length of the union of the activity intervals.
+#include "trainer/engine/gpu_busy.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include "engine/gpu_busy.hpp"
 
 namespace ddpscale {
 namespace {

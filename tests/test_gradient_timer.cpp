@@ -2,17 +2,16 @@
 // one-rank session on the CPU records each trainable parameter with the time its gradient
 // became ready, leaves the measured steps' results as they are without it, and works for
 // TorchScript models. The 2-rank sweep writes the same record: sweep_gradient_timing.
-#include <gtest/gtest.h>
+#include "tests/temp_dir.hpp"
+#include "tests/torchscript_fixtures.hpp"
+#include "trainer/engine/training_session.hpp"
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include "engine/training_session.hpp"
-#include "temp_dir.hpp"
-#include "torchscript_fixtures.hpp"
 
 namespace ddpscale {
 namespace {

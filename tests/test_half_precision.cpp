@@ -1,11 +1,11 @@
 // Bit patterns from IEEE 754-2008 binary16 and Google's bfloat16 definition (the
 // examples in Wikipedia's "Half-precision floating-point format" and "bfloat16" pages).
+#include "comm/half_precision.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "half_precision.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,12 +1,12 @@
 // heartbeat_interval (trainer/launch/heartbeat.hpp): the standard interval, or the one the
 // tests inject through DDPSCALE_HEARTBEAT_SECONDS; a bad value is named and ignored.
+#include "trainer/launch/heartbeat.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <string>
-
-#include "launch/heartbeat.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,11 +1,11 @@
 // The host instruments' parsers (devices/host_probe.hpp) on lines as Linux writes them
 // (proc(5)), and the probes on this machine.
+#include "devices/host_probe.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
-
-#include "host_probe.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,11 +1,10 @@
 // InitialModel (trainer/engine/initial_model.hpp): a configuration's model, built once and handed to
 // every run at the same initial parameters. CPU only; the 2-rank equivalence of a reused
 // model's runs is DdpInitialModel.* in test_ddp_mpi.
+#include "trainer/engine/initial_model.hpp"
+
 #include <gtest/gtest.h>
-
 #include <torch/torch.h>
-
-#include "engine/initial_model.hpp"
 
 namespace ddpscale {
 namespace {

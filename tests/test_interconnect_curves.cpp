@@ -3,18 +3,18 @@
 // experiments/interconnects.yaml (every curve with its source, the H100 one equal to the
 // commbench.csv it was copied from), a study of 1 GPU predicted to 2, 4 and 8 GPUs from a
 // curve, and the leave-one-model-out self-check.
+#include "prediction/interconnect_curves.hpp"
+#include "prediction/prediction_inputs.hpp"
+#include "prediction/scaling_prediction.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/text_io.hpp"
+#include "tests/error_message.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
-
-#include "error_message.hpp"
-#include "interconnect_curves.hpp"
-#include "prediction_inputs.hpp"
-#include "scaling_prediction.hpp"
-#include "summary_export.hpp"
-#include "temp_dir.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,13 +1,12 @@
 // json_text (text_io.hpp): how every JSON file ddpscale writes spells what it holds.
+#include "results/store/text_io.hpp"
+
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include <nlohmann/json.hpp>
-
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,15 +1,15 @@
 // How a study of several launches is split and started (trainer/study/launch_driver.hpp):
 // the runs each launch takes, the launcher's command line, the environment a nested launch
 // gets, and the spec key.
+#include "trainer/study/launch_driver.hpp"
+#include "trainer/study/sweep_spec.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include "study/launch_driver.hpp"
-#include "study/sweep_spec.hpp"
 
 namespace ddpscale {
 namespace {

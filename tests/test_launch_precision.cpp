@@ -1,7 +1,13 @@
-// Launches until precise (results/launch_precision.hpp): which configurations a launch can
+// Launches until precise (results/analysis/launch_precision.hpp): which configurations a launch can
 // leave out, read from records and from a study folder; the stopping rule read back from
 // a spec; and, on simulated studies whose true speedup is known, how often the interval a
 // study stops on covers it.
+#include "results/analysis/launch_precision.hpp"
+#include "results/statistics/launch_statistics.hpp"
+#include "results/store/run_store.hpp"
+#include "tests/launch_records.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,12 +15,6 @@
 #include <cstdio>
 #include <random>
 #include <vector>
-
-#include "launch_precision.hpp"
-#include "launch_records.hpp"
-#include "launch_statistics.hpp"
-#include "run_store.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

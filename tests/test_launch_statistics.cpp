@@ -1,18 +1,18 @@
-// The statistics of runs spread over launches (results/launch_statistics.hpp): variance
+// The statistics of runs spread over launches (results/statistics/launch_statistics.hpp): variance
 // components against a hand-worked example (cross-checked with scipy.stats.f_oneway), the
 // speed-level test against an independent exhaustive search and on synthetic data with and
 // without levels, and the two-level bootstrap against a hand-worked bootstrap distribution
 // and on simulated studies whose true speedup is known.
+#include "results/analysis/config_summary.hpp"
+#include "results/statistics/launch_statistics.hpp"
+#include "tests/launch_records.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
-
-#include "config_summary.hpp"
-#include "launch_records.hpp"
-#include "launch_statistics.hpp"
 
 namespace ddpscale {
 namespace {

@@ -2,6 +2,12 @@
 // empty, truncated, foreign HDF5, other schema version, not HDF5) named with what is wrong,
 // and --skip-bad loading the good files and listing the rest. The bad files are forged with
 // the HDF5 C API directly.
+#include "results/report/report_writer.hpp"
+#include "results/store/run_store.hpp"
+#include "tests/report_test_helpers.hpp"
+#include "tests/sample_records.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
@@ -10,12 +16,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include "report_test_helpers.hpp"
-#include "report_writer.hpp"
-#include "run_store.hpp"
-#include "sample_records.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

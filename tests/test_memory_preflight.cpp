@@ -1,13 +1,13 @@
 // The memory pre-flight's arithmetic (study/memory_preflight): the estimate counted by hand
 // for models of known size, the verdict's text with both numbers, --no-memory-check, and the
 // parsers of /proc/meminfo and the cgroup files. Nothing here reads the machine.
+#include "models/model_catalog.hpp"
+#include "trainer/study/memory_preflight.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "model_catalog.hpp"
-#include "study/memory_preflight.hpp"
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 namespace {

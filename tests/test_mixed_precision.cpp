@@ -2,13 +2,12 @@
 // matrix product of fp32 tensors comes out bf16; outside, and with the scope disabled,
 // nothing changes. The reference is LibTorch's own autocast (at::autocast), the same
 // mechanism torch.autocast uses in Python.
-#include <gtest/gtest.h>
+#include "trainer/engine/mixed_precision.hpp"
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
-
-#include "engine/mixed_precision.hpp"
 
 namespace ddpscale {
 namespace {

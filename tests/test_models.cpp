@@ -1,5 +1,9 @@
-#include <gtest/gtest.h>
+#include "models/encoder_block.hpp"
+#include "models/model_registry.hpp"
+#include "models/model_shapes.hpp"
+#include "models/relu_dropout.hpp"
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -7,11 +11,6 @@
 #include <tuple>
 #include <utility>
 #include <vector>
-
-#include "encoder_block.hpp"
-#include "model_registry.hpp"
-#include "model_shapes.hpp"
-#include "relu_dropout.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,8 +1,8 @@
+#include "comm/nccl_profile.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-
-#include "nccl_profile.hpp"
 
 namespace ddpscale {
 namespace {

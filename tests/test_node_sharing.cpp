@@ -4,17 +4,17 @@
 // a profile with costs at 2 and 4 GPUs uses each target's own; the interval widens as the
 // cost is carried further; and interconnects.yaml's single-block and list forms parse, with
 // errors naming the file, the line and the key.
+#include "prediction/interconnect_curves.hpp"
+#include "prediction/node_sharing.hpp"
+#include "prediction/scaling_prediction.hpp"
+#include "results/statistics/statistics.hpp"
+#include "tests/error_message.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
-
-#include "error_message.hpp"
-#include "interconnect_curves.hpp"
-#include "node_sharing.hpp"
-#include "scaling_prediction.hpp"
-#include "statistics.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,11 +1,11 @@
 // An --out that cannot be a folder is refused before any work, by the file system alone
 // (launch/cli_util.hpp: output_folder_refusal), with a message naming the path and a fix.
+#include "tests/temp_dir.hpp"
+#include "trainer/launch/cli_util.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
-
-#include "launch/cli_util.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,17 +1,16 @@
-// The paired design's decisions and estimates (results/paired_design.hpp, paired_speedup.hpp),
+// The paired design's decisions and estimates (results/statistics/paired_design.hpp, paired_speedup.hpp),
 // and the design itself on a simulated host whose speed follows a known process.
+#include "results/statistics/launch_statistics.hpp"
+#include "results/statistics/paired_design.hpp"
+#include "results/statistics/paired_speedup.hpp"
+
 #include <gtest/gtest.h>
+#include <boost/math/distributions/students_t.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
-
-#include <boost/math/distributions/students_t.hpp>
-
-#include "launch_statistics.hpp"
-#include "paired_design.hpp"
-#include "paired_speedup.hpp"
 
 namespace ddpscale {
 namespace {

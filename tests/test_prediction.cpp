@@ -1,21 +1,21 @@
 // Predicted scaling (prediction/): the allreduce cost model and the bucket/backward overlap
 // simulation on hand-worked cases, the report-folder input, and the 95% prediction
 // interval's coverage on simulated studies whose true step times are known.
+#include "prediction/allreduce_cost.hpp"
+#include "prediction/network_profiles.hpp"
+#include "prediction/overlap_simulation.hpp"
+#include "prediction/prediction_inputs.hpp"
+#include "prediction/prediction_report.hpp"
+#include "prediction/scaling_prediction.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/text_io.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <random>
-
-#include "allreduce_cost.hpp"
-#include "network_profiles.hpp"
-#include "overlap_simulation.hpp"
-#include "prediction_inputs.hpp"
-#include "prediction_report.hpp"
-#include "scaling_prediction.hpp"
-#include "summary_export.hpp"
-#include "temp_dir.hpp"
-#include "text_io.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,13 +1,13 @@
 // Whether a prediction may be used as it stands (prediction/prediction_trust.hpp): a study on
 // other hardware than its allreduce curve is warned of, and a failed self-check marks the
 // predictions unreliable and withholds the break-even verdict.
+#include "prediction/prediction_report.hpp"
+#include "prediction/prediction_trust.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
-
-#include "prediction_report.hpp"
-#include "prediction_trust.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,14 +1,14 @@
-// `ddpscale import-pytorch` (results/pytorch_import.hpp) and the report's engines section
-// (results/report_engines.hpp): a reference line becomes a pytorch-ddp configuration beside its
+// `ddpscale import-pytorch` (results/store/pytorch_import.hpp) and the report's engines section
+// (results/report/report_engines.hpp): a reference line becomes a pytorch-ddp configuration beside its
 // ddpscale twin, lines that fit no twin are refused with the reason, and the engines' ratios
 // and verdicts come out as worked by hand; section 6 shows the memory each launch held first.
-#include <nlohmann/json.hpp>
+#include "results/report/report_engines.hpp"
+#include "results/report/summary_export.hpp"
+#include "results/store/pytorch_import.hpp"
+#include "results/store/run_store.hpp"
+#include "tests/report_test_helpers.hpp"
 
-#include "pytorch_import.hpp"
-#include "report_engines.hpp"
-#include "report_test_helpers.hpp"
-#include "run_store.hpp"
-#include "summary_export.hpp"
+#include <nlohmann/json.hpp>
 
 namespace ddpscale {
 namespace {

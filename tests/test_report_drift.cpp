@@ -1,11 +1,11 @@
-// The host-drift monitor as the report reads it (results/host_drift.hpp, report_drift.cpp) and
+// The host-drift monitor as the report reads it (results/analysis/host_drift.hpp, report_drift.cpp) and
 // the executive summary's answer (report_answer.cpp), on synthetic studies whose calibration
 // readings and outcomes are set by hand: a study whose N-rank half ran on a host slowed by
 // construction must be flagged, a steady one must not.
-#include "host_drift.hpp"
-#include "report_answer.hpp"
-#include "report_test_helpers.hpp"
-#include "temp_dir.hpp"
+#include "results/analysis/host_drift.hpp"
+#include "results/report/report_answer.hpp"
+#include "tests/report_test_helpers.hpp"
+#include "tests/temp_dir.hpp"
 
 using namespace ddpscale;
 using namespace ddpscale::report_test;

@@ -1,14 +1,14 @@
 // Stored text in the report: escaped in HTML and in Markdown outside code blocks, pipes
 // escaped in Markdown table cells, commas and quotes quoted in summary.csv.
+#include "tests/report_test_helpers.hpp"
+#include "tests/sample_records.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "report_test_helpers.hpp"
-#include "sample_records.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

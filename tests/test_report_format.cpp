@@ -1,13 +1,13 @@
 // Numbers as the report prints them (report_format): significant digits, "n/a" for what is
 // not a number, thousands grouped.
+#include "results/report/report_format.hpp"
+#include "tests/report_test_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
-
-#include "report_format.hpp"
-#include "report_test_helpers.hpp"
 
 namespace ddpscale {
 namespace {

@@ -3,15 +3,15 @@
 // intervals, the pays-off matrix, summary.csv and the answer chart's error bars. The study
 // holds a speedup whose interval clears 1 while Welch's p does not reach 0.05, the case
 // where a rule on p told the text one thing and the chart another.
+#include "tests/report_test_helpers.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <regex>
 #include <sstream>
 #include <stdexcept>
-
-#include "report_test_helpers.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,5 +1,8 @@
 // The report's plots: base64 against the RFC's vectors, real gnuplot runs (skipped where
 // gnuplot is not installed), and stand-in "gnuplot" scripts for the failure paths.
+#include "results/report/report_plots.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,9 +16,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "report_plots.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

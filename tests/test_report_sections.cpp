@@ -2,14 +2,14 @@
 // the eager against CUDA graph table and its GPU-busy floor, superlinear weak scaling called
 // out, the builds that measured a study, one successful run without an interval and failed
 // runs counted and listed.
+#include "tests/report_test_helpers.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include "report_test_helpers.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,12 +1,12 @@
 // Speedups and "pays off" (study_analysis): the ratio of mean throughputs, its bootstrap
 // interval (which decides whether it paid off) and Welch p (checked against scipy, see
 // report_test_helpers.hpp), and no interval, p or pay-off from single runs.
+#include "tests/report_test_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "report_test_helpers.hpp"
 
 namespace ddpscale {
 namespace {

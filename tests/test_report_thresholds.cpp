@@ -1,15 +1,15 @@
 // The parameter-threshold analysis (study_analysis, report_thresholds): one threshold table and
 // break-even fit per (world size, exec, dtype) group and per model family, and how the
 // report's threshold section and summary.json state them.
+#include "tests/report_test_helpers.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "report_test_helpers.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

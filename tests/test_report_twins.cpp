@@ -1,6 +1,8 @@
 // Twin matching (study_analysis): each N-rank configuration is compared with the 1-rank
 // configuration that differs only in its rank count (per-rank batch under weak scaling, global
 // batch under strong), never with one of another profile, mode, precision, optimizer or rate.
+#include "tests/report_test_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,8 +10,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "report_test_helpers.hpp"
 
 namespace ddpscale {
 namespace {

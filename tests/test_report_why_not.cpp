@@ -1,12 +1,12 @@
 // Why more ranks did not pay off (report_why_not): the phase of the N-rank step that grew
 // most beyond ideal data parallelism, or an interval too wide to tell, by hand-set phase
 // means in microseconds.
+#include "results/report/report_why_not.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
-
-#include "report_why_not.hpp"
 
 namespace ddpscale {
 namespace {

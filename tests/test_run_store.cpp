@@ -1,14 +1,14 @@
+#include "results/store/h5_io.hpp"
+#include "results/store/hdf5_handles.hpp"
+#include "results/store/run_store.hpp"
+#include "tests/sample_records.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-
-#include "h5_io.hpp"
-#include "hdf5_handles.hpp"
-#include "run_store.hpp"
-#include "sample_records.hpp"
-#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,11 +1,11 @@
 // The summary `ddpscale train` prints: the overlap line says how much of the allreduce ran
 // while backward still did (issue: "the report of one run shows how much the overlap hid").
+#include "trainer/study/run_summary.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
-
-#include "study/run_summary.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,6 +1,8 @@
 // The stall watchdog with fake streams: one that never reaches a marker (a stopped peer),
 // one that always does (healthy), one whose backend reports an error. The NCCL test that
 // stops a real rank is reliability_stuck_rank_nccl (label gpu).
+#include "comm/stall_watchdog.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,8 +11,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-
-#include "stall_watchdog.hpp"
 
 namespace ddpscale {
 namespace {

@@ -3,15 +3,15 @@
 //   R 4.2.2 (Debian r-base-core 4.2.2) and scipy 1.10.1 / numpy (Debian python3-scipy),
 // and is written here as a constant. Where no outside tool computes the same thing
 // (our bootstrap's resamples), the test checks properties with known truth instead.
+#include "results/analysis/config_summary.hpp"
+#include "results/analysis/thresholds.hpp"
+#include "results/statistics/statistics.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include "config_summary.hpp"
-#include "statistics.hpp"
-#include "thresholds.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,14 +1,14 @@
 // The step clock's rule for marks the trainer leaves out (step_clock.hpp): an unrecorded
 // mark takes the time of the mark before it, and a step's unrecorded start is the previous
 // step's end. Checked on the pure function and on the host clock.
+#include "trainer/engine/step_clock.hpp"
+#include "trainer/engine/training_session.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <thread>
-
-#include "engine/step_clock.hpp"
-#include "engine/training_session.hpp"
 
 namespace ddpscale {
 namespace {

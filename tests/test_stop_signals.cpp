@@ -1,10 +1,10 @@
 // A stopped sweep names the signal it received by its own name (study/stop_signals.hpp).
+#include "trainer/study/stop_signals.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
 #include <string>
-
-#include "study/stop_signals.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,8 +1,15 @@
-// `ddpscale compare` below the command line (results/study_comparison.hpp): two studies
+// `ddpscale compare` below the command line (results/report/study_comparison.hpp): two studies
 // written to disk with known per-run step times, compared configuration by configuration.
 //
 // Expected values are exact by construction (stated next to each check), or (the Welch
 // p-value) computed once outside this code with scipy 1.10.1 (Debian python3-scipy).
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/report_format.hpp"
+#include "results/report/study_comparison.hpp"
+#include "results/store/run_store.hpp"
+#include "results/store/text_io.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,13 +19,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "run_store.hpp"
-#include "study_analysis.hpp"
-#include "report_format.hpp"
-#include "study_comparison.hpp"
-#include "temp_dir.hpp"
-#include "text_io.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,13 +1,13 @@
 // summary.csv and summary.json (summary_export): RFC 4180 fields, a fixed header with one row
 // per configuration, empty cells and JSON null where there is no number.
+#include "results/report/summary_export.hpp"
+#include "tests/report_test_helpers.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include "report_test_helpers.hpp"
-#include "summary_export.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,14 +1,14 @@
 // The sweep's estimate of the time left (trainer/study/sweep_eta.hpp), on plans whose run
 // times are known: a simulated sweep feeds SweepEta the times a real one would, and the
 // estimate is compared with the time the simulation really has left.
+#include "trainer/study/sweep_eta.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
-
-#include "study/sweep_eta.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,11 +1,11 @@
+#include "results/store/config_fields.hpp"
+#include "results/store/run_store.hpp"
+#include "trainer/study/sweep_spec.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
-
-#include "config_fields.hpp"
-#include "run_store.hpp"
-#include "study/sweep_spec.hpp"
 
 namespace ddpscale {
 namespace {

@@ -2,17 +2,17 @@
 // vectors, the jit module and the nn::Module sharing tensors through to(), the input
 // contract, the module's own loss, the errors that name the file and the cause, and the
 // configuration record that makes --resume refuse a changed file.
+#include "models/torchscript_model.hpp"
+#include "results/store/run_store.hpp"
+#include "tests/temp_dir.hpp"
+#include "tests/torchscript_fixtures.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/study/sweep_spec.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
-
-#include "launch/cli_util.hpp"
-#include "run_store.hpp"
-#include "study/sweep_spec.hpp"
-#include "study/train_options.hpp"
-#include "temp_dir.hpp"
-#include "torchscript_fixtures.hpp"
-#include "torchscript_model.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,14 +1,14 @@
 // A configuration's options checked before anything runs (study/train_options): --exec graph's
 // requirements, dtype spellings, the ABBA order of --alternate-phase-timing, and what
 // --gpu-busy-steps and --gpu-kernels need, and that --take-turns is for one rank.
+#include "trainer/engine/engine_options.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "engine/engine_options.hpp"
-#include "launch/cli_util.hpp"
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 namespace {

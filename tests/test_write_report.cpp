@@ -1,6 +1,11 @@
 // The whole report written from a study on disk: every file, the nine sections in order, the
 // plots (where gnuplot is on PATH) embedded in report.html, and the tables still written
 // without gnuplot.
+#include "results/store/run_store.hpp"
+#include "tests/report_test_helpers.hpp"
+#include "tests/sample_records.hpp"
+#include "tests/temp_dir.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,11 +14,6 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-
-#include "report_test_helpers.hpp"
-#include "run_store.hpp"
-#include "sample_records.hpp"
-#include "temp_dir.hpp"
 
 namespace ddpscale {
 namespace {

@@ -15,14 +15,14 @@
 // argument own-buffers, the session keeps each rank's buffers (--no-broadcast-buffers).
 //
 // The CLI cannot do this: studies measure float32 and never save parameters.
+#include "comm/communicator.hpp"
+#include "comm/mpi_context.hpp"
+#include "trainer/engine/training_session.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
-
-#include "communicator.hpp"
-#include "engine/training_session.hpp"
-#include "mpi_context.hpp"
 
 namespace {
 

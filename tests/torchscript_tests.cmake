@@ -2,6 +2,8 @@
 # `ddpscale train` and `ddpscale models` on them; bad inputs exit 2 naming the file.
 add_executable(write_torchscript_fixture write_torchscript_fixture.cpp)
 target_link_libraries(write_torchscript_fixture PRIVATE ${TORCH_LIBRARIES})
+# Links no library of ours, so it names the include root itself.
+target_include_directories(write_torchscript_fixture PRIVATE ${PROJECT_SOURCE_DIR})
 set(DDPSCALE_TS_DIR ${CMAKE_CURRENT_BINARY_DIR}/torchscript_files)
 add_test(NAME torchscript_files COMMAND $<TARGET_FILE:write_torchscript_fixture> ${DDPSCALE_TS_DIR})
 set_tests_properties(torchscript_files PROPERTIES LABELS unit TIMEOUT 60 FIXTURES_SETUP torchscript_files)

@@ -1,10 +1,10 @@
 // Writes the sample study of sample_records.hpp into a directory, for the outside-tool
 // checks (check_run_store_h5py.py, check_run_store_h5dump.cmake) to read back.
+#include "results/store/run_store.hpp"
+#include "tests/sample_records.hpp"
+
 #include <cstdio>
 #include <filesystem>
-
-#include "run_store.hpp"
-#include "sample_records.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

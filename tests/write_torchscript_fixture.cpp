@@ -2,11 +2,11 @@
 // mlp.pt (16 -> 8 -> 4), own_loss.pt (the same with a loss method), counter.pt (with an
 // int64 buffer), tokens.pt (ids [batch, 7] in [0, 50) -> logits [batch, 7, 5]) and
 // notes.pt (not TorchScript).
+#include "tests/torchscript_fixtures.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-
-#include "torchscript_fixtures.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

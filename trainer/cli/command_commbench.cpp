@@ -1,16 +1,17 @@
-#include <chrono>
+#include "comm/commbench.hpp"
+#include "comm/mpi_context.hpp"
+#include "comm/nccl_profile.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/launch/heartbeat.hpp"
+#include "trainer/launch/launch_prologue.hpp"
+
 #include <cxxopts.hpp>
+
+#include <chrono>
 #include <iostream>
 #include <vector>
-
-#include "launch/cli_util.hpp"
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "commbench.hpp"
-#include "launch/heartbeat.hpp"
-#include "launch/launch_prologue.hpp"
-#include "mpi_context.hpp"
-#include "nccl_profile.hpp"
 
 namespace ddpscale {
 

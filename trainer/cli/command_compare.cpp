@@ -1,12 +1,13 @@
-// `ddpscale compare A B`: two studies, configuration by configuration (results/study_comparison.hpp).
+// `ddpscale compare A B`: two studies, configuration by configuration (results/report/study_comparison.hpp).
 // Needs no MPI and no GPU.
-#include <cxxopts.hpp>
-#include <iostream>
+#include "results/report/study_comparison.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/launch/cli_util.hpp"
 
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "launch/cli_util.hpp"
-#include "study_comparison.hpp"
+#include <cxxopts.hpp>
+
+#include <iostream>
 
 namespace ddpscale {
 

@@ -1,13 +1,14 @@
 // `ddpscale import-pytorch STUDY FILE`: PyTorch DDP's runs (scripts/gpu/pytorch_ddp_reference.py's
-// output) stored beside ddpscale's in a study folder (results/pytorch_import.hpp). Needs no MPI
+// output) stored beside ddpscale's in a study folder (results/store/pytorch_import.hpp). Needs no MPI
 // and no GPU.
-#include <cxxopts.hpp>
-#include <iostream>
+#include "results/store/pytorch_import.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/launch/system_report.hpp"
 
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "launch/system_report.hpp"
-#include "pytorch_import.hpp"
+#include <cxxopts.hpp>
+
+#include <iostream>
 
 namespace ddpscale {
 

@@ -1,10 +1,11 @@
-#include <cxxopts.hpp>
-#include <iostream>
+#include "comm/mpi_context.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/launch/system_report.hpp"
 
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "mpi_context.hpp"
-#include "launch/system_report.hpp"
+#include <cxxopts.hpp>
+
+#include <iostream>
 
 namespace ddpscale {
 

@@ -1,11 +1,12 @@
-#include <cxxopts.hpp>
-#include <iostream>
+#include "models/model_catalog.hpp"
+#include "models/torchscript_catalog.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/study/train_options.hpp"
 
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "model_catalog.hpp"
-#include "study/train_options.hpp"
-#include "torchscript_catalog.hpp"
+#include <cxxopts.hpp>
+
+#include <iostream>
 
 namespace ddpscale {
 

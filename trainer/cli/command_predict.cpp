@@ -1,16 +1,17 @@
 // `ddpscale predict`: a study (or a report folder) in, predicted scaling out: N GPUs in one
 // node, or K nodes of G GPUs, with 95% prediction intervals and the predictor's self-check
 // against the study's own N-GPU measurements. Needs no MPI and no GPU.
-#include <cxxopts.hpp>
-#include <iostream>
+#include "prediction/prediction_inputs.hpp"
+#include "prediction/prediction_report.hpp"
+#include "prediction/prediction_trust.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/cli/predict_options.hpp"
+#include "trainer/launch/cli_util.hpp"
 
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "cli/predict_options.hpp"
-#include "launch/cli_util.hpp"
-#include "prediction_inputs.hpp"
-#include "prediction_report.hpp"
-#include "prediction_trust.hpp"
+#include <cxxopts.hpp>
+
+#include <iostream>
 
 namespace ddpscale {
 

@@ -1,21 +1,22 @@
 // `ddpscale report`: study folders in, report folder out. Needs no MPI and no GPU; the
 // model registry only lends its layer summaries. With --predict, the "Predicted scaling"
 // section is composed here, from prediction/ (which results/ must not depend on).
+#include "models/model_catalog.hpp"
+#include "prediction/prediction_inputs.hpp"
+#include "prediction/prediction_report.hpp"
+#include "prediction/prediction_trust.hpp"
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/report_writer.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/cli/predict_options.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/launch/invocation.hpp"
+
 #include <cxxopts.hpp>
+
 #include <iostream>
 #include <optional>
-
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "cli/predict_options.hpp"
-#include "launch/cli_util.hpp"
-#include "launch/invocation.hpp"
-#include "model_catalog.hpp"
-#include "prediction_inputs.hpp"
-#include "prediction_report.hpp"
-#include "prediction_trust.hpp"
-#include "report_writer.hpp"
-#include "study_analysis.hpp"
 
 namespace ddpscale {
 namespace {

@@ -7,26 +7,26 @@
 //   OUT/report/     report.md, report.html, plots, summary.csv/json
 // With one GPU (one rank launched) and --allreduce NAME, it measures 1 rank only and the
 // report predicts --gpus from that machine's allreduce curve and cost of sharing a node.
-#include <yaml-cpp/yaml.h>
+#include "comm/mpi_context.hpp"
+#include "models/torchscript_catalog.hpp"
+#include "prediction/interconnect_curves.hpp"
+#include "results/store/run_store.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/cli/predict_options.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/launch/invocation.hpp"
+#include "trainer/launch/launch_prologue.hpp"
+#include "trainer/study/sweep_runner.hpp"
+#include "trainer/study/sweep_spec.hpp"
+#include "trainer/study/train_options.hpp"
 
+#include <yaml-cpp/yaml.h>
 #include <cxxopts.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "cli/predict_options.hpp"
-#include "interconnect_curves.hpp"
-#include "launch/cli_util.hpp"
-#include "launch/invocation.hpp"
-#include "launch/launch_prologue.hpp"
-#include "mpi_context.hpp"
-#include "run_store.hpp"
-#include "study/sweep_runner.hpp"
-#include "study/sweep_spec.hpp"
-#include "study/train_options.hpp"
-#include "torchscript_catalog.hpp"
 
 namespace ddpscale {
 namespace {

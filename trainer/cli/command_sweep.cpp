@@ -1,16 +1,17 @@
-#include <cstdlib>
+#include "comm/mpi_context.hpp"
+#include "results/store/text_io.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/launch/invocation.hpp"
+#include "trainer/launch/launch_prologue.hpp"
+#include "trainer/study/launch_driver.hpp"
+#include "trainer/study/sweep_runner.hpp"
+#include "trainer/study/sweep_spec.hpp"
+
 #include <cxxopts.hpp>
 
-#include "launch/cli_util.hpp"
-#include "launch/invocation.hpp"
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "launch/launch_prologue.hpp"
-#include "mpi_context.hpp"
-#include "study/launch_driver.hpp"
-#include "text_io.hpp"
-#include "study/sweep_runner.hpp"
-#include "study/sweep_spec.hpp"
+#include <cstdlib>
 
 namespace ddpscale {
 

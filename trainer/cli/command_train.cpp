@@ -1,23 +1,22 @@
+#include "comm/mpi_context.hpp"
+#include "models/model_registry.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/cli/help_option.hpp"
+#include "trainer/engine/training_session.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/launch/device_choice.hpp"
+#include "trainer/launch/launch_prologue.hpp"
+#include "trainer/study/config_runner.hpp"
+#include "trainer/study/memory_preflight.hpp"
+#include "trainer/study/run_summary.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <cxxopts.hpp>
+#include <ATen/Parallel.h>
 
 #include <cstdio>
 #include <iostream>
 #include <string>
-
-#include <ATen/Parallel.h>
-
-#include "launch/cli_util.hpp"
-#include "launch/device_choice.hpp"
-#include "cli/commands.hpp"
-#include "cli/help_option.hpp"
-#include "study/config_runner.hpp"
-#include "study/memory_preflight.hpp"
-#include "launch/launch_prologue.hpp"
-#include "model_registry.hpp"
-#include "mpi_context.hpp"
-#include "study/run_summary.hpp"
-#include "study/train_options.hpp"
-#include "engine/training_session.hpp"
 
 namespace ddpscale {
 

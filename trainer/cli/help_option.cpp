@@ -1,4 +1,4 @@
-#include "cli/help_option.hpp"
+#include "trainer/cli/help_option.hpp"
 
 #include <cstdio>
 #include <cstdlib>

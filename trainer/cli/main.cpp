@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/commands.hpp"
-#include "launch/invocation.hpp"
-#include "launch/system_report.hpp"
+#include "trainer/cli/commands.hpp"
+#include "trainer/launch/invocation.hpp"
+#include "trainer/launch/system_report.hpp"
 
 // HDF5 is linked through the run store (results/); only this one switch is needed here.
 extern "C" int H5dont_atexit(void);

@@ -1,14 +1,14 @@
-#include "cli/predict_options.hpp"
+#include "trainer/cli/predict_options.hpp"
+
+#include "prediction/interconnect_curves.hpp"
+#include "prediction/network_profiles.hpp"
+#include "trainer/launch/cli_util.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <map>
 #include <sstream>
-
-#include "interconnect_curves.hpp"
-#include "launch/cli_util.hpp"
-#include "network_profiles.hpp"
 
 namespace ddpscale {
 namespace {

@@ -2,11 +2,12 @@
 // keys in `ddpscale report --predict "gpus=4,8;nodes=2;gpus-per-node=8;network=ib-ndr-400"`,
 // parsed and checked in one place; and what both commands print of a prediction.
 #pragma once
+#include "prediction/scaling_prediction.hpp"
+
 #include <cxxopts.hpp>
+
 #include <optional>
 #include <string>
-
-#include "scaling_prediction.hpp"
 
 namespace ddpscale {
 

@@ -1,9 +1,9 @@
-#include "engine/buffer_broadcast.hpp"
+#include "trainer/engine/buffer_broadcast.hpp"
+
+#include "trainer/engine/gradient_reducer.hpp"
 
 #include <algorithm>
 #include <iterator>
-
-#include "engine/gradient_reducer.hpp"
 
 namespace ddpscale {
 

@@ -5,11 +5,11 @@
 // no copy either way. On GPUs it is ordered on the streams, as the allreduces are: the host
 // never waits for it, and a CUDA graph capture records it as it records the allreduces.
 #pragma once
+#include "comm/communicator.hpp"
+
 #include <torch/torch.h>
 
 #include <vector>
-
-#include "communicator.hpp"
 
 namespace ddpscale {
 

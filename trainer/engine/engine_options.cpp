@@ -1,4 +1,4 @@
-#include "engine/engine_options.hpp"
+#include "trainer/engine/engine_options.hpp"
 
 namespace ddpscale {
 

@@ -3,10 +3,10 @@
 // configuration runs (runs, scaling, world size) and gives each run its own by
 // engine_options() (batch per rank, whether this run times its phases).
 #pragma once
+#include "models/model_catalog.hpp"
+
 #include <cstdint>
 #include <string>
-
-#include "model_catalog.hpp"
 
 namespace ddpscale {
 

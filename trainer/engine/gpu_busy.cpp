@@ -1,4 +1,4 @@
-#include "engine/gpu_busy.hpp"
+#include "trainer/engine/gpu_busy.hpp"
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/version.h>

@@ -1,4 +1,4 @@
-#include "engine/gradient_ready_hooks.hpp"
+#include "trainer/engine/gradient_ready_hooks.hpp"
 
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>

@@ -1,9 +1,9 @@
-#include "engine/gradient_reducer.hpp"
+#include "trainer/engine/gradient_reducer.hpp"
+
+#include "prediction/gradient_buckets.hpp"
+#include "trainer/engine/step_clock.hpp"
 
 #include <stdexcept>
-
-#include "engine/step_clock.hpp"
-#include "gradient_buckets.hpp"
 
 namespace ddpscale {
 

@@ -5,15 +5,15 @@
 // once on the communicator's own stream while backward continues. The step then waits for
 // every bucket before the optimizer.
 #pragma once
+#include "comm/communicator.hpp"
+#include "trainer/engine/gradient_ready_hooks.hpp"
+
 #include <torch/torch.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "communicator.hpp"
-#include "engine/gradient_ready_hooks.hpp"
 
 namespace ddpscale {
 
@@ -41,7 +41,7 @@ struct BucketLayout {
 
 // Assigns parameters (given their sizes in bytes, in registration order) to buckets in
 // reverse registration order, since backward produces the last layers' gradients first.
-// A parameter larger than a bucket gets a bucket of its own. results/gradient_buckets.hpp
+// A parameter larger than a bucket gets a bucket of its own. prediction/gradient_buckets.hpp
 // does the cutting, so the predictor places buckets exactly as this reducer does.
 BucketLayout plan_buckets(const std::vector<size_t>& parameter_bytes, const ReducerOptions& options);
 

@@ -1,15 +1,15 @@
-#include "engine/gradient_timer.hpp"
+#include "trainer/engine/gradient_timer.hpp"
+
+#include "trainer/engine/gradient_reducer.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <limits>
-
-#include "engine/gradient_reducer.hpp"
 #ifdef DDPSCALE_CUDA
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 
-#include "gpu_check.hpp"
+#include "comm/gpu_check.hpp"
 #endif
 
 namespace ddpscale {

@@ -4,15 +4,15 @@
 // point c10d's reducer effectively sees, since the accumulation's kernels are queued before
 // it; on CPU the host's steady clock, exact there because the work is done when the hook runs.
 #pragma once
+#include "results/store/run_record.hpp"
+#include "trainer/engine/gradient_ready_hooks.hpp"
+
 #include <torch/torch.h>
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "engine/gradient_ready_hooks.hpp"
-#include "run_record.hpp"
 
 namespace ddpscale {
 

@@ -1,4 +1,4 @@
-#include "engine/graph_step.hpp"
+#include "trainer/engine/graph_step.hpp"
 
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <torch/version.h>

@@ -1,4 +1,4 @@
-#include "engine/initial_model.hpp"
+#include "trainer/engine/initial_model.hpp"
 
 #include <utility>
 

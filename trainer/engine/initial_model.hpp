@@ -5,14 +5,14 @@
 // therefore start from the same parameters (from the configuration's seed) and differ in
 // their data and dropout (seed + run index): docs/methodology.md.
 #pragma once
+#include "models/model_registry.hpp"
+
 #include <torch/torch.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "model_registry.hpp"
 
 namespace ddpscale {
 

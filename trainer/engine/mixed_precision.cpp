@@ -1,4 +1,4 @@
-#include "engine/mixed_precision.hpp"
+#include "trainer/engine/mixed_precision.hpp"
 
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>

@@ -1,4 +1,4 @@
-#include "engine/optimizer_step.hpp"
+#include "trainer/engine/optimizer_step.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "engine/step_clock.hpp"
+#include "trainer/engine/step_clock.hpp"
 
 #include <algorithm>
 #include <chrono>

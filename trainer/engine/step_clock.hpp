@@ -3,10 +3,10 @@
 // last one's end on the communication timeline; durations are read only after the
 // measured loop, so timing never adds a device synchronisation inside it.
 #pragma once
+#include "results/store/run_record.hpp"
+
 #include <memory>
 #include <vector>
-
-#include "run_record.hpp"
 
 namespace ddpscale {
 

@@ -1,13 +1,13 @@
 // CUDA-event step clock: events are created before the measured loop, recorded inside it
 // (an asynchronous enqueue, no synchronisation) and read after it.
+#include "comm/gpu_check.hpp"
+#include "trainer/engine/step_clock.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include "gpu_check.hpp"
-#include "engine/step_clock.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,29 +1,29 @@
-#include "engine/training_session.hpp"
+#include "trainer/engine/training_session.hpp"
+
+#include "models/torchscript_model.hpp"
+#include "trainer/engine/buffer_broadcast.hpp"
+#include "trainer/engine/gpu_busy.hpp"
+#include "trainer/engine/gradient_reducer.hpp"
+#include "trainer/engine/gradient_timer.hpp"
+#include "trainer/engine/initial_model.hpp"
+#include "trainer/engine/mixed_precision.hpp"
+#include "trainer/engine/nvtx_range.hpp"
+#include "trainer/engine/optimizer_step.hpp"
+#include "trainer/engine/step_clock.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include "engine/buffer_broadcast.hpp"
-#include "engine/gpu_busy.hpp"
-#include "engine/gradient_reducer.hpp"
-#include "engine/gradient_timer.hpp"
-#include "engine/initial_model.hpp"
-#include "engine/mixed_precision.hpp"
-#include "engine/nvtx_range.hpp"
-#include "engine/optimizer_step.hpp"
-#include "engine/step_clock.hpp"
-#include "torchscript_model.hpp"
 #ifdef DDPSCALE_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime.h>
 
-#include "gpu_check.hpp"
-#include "nccl_communicator.hpp"
+#include "comm/gpu_check.hpp"
+#include "comm/nccl_communicator.hpp"
 #endif
 #ifdef DDPSCALE_CUDA_GRAPHS
-#include "engine/graph_step.hpp"
+#include "trainer/engine/graph_step.hpp"
 #endif
 #include <torch/version.h>
 #if TORCH_VERSION_MAJOR >= 2

@@ -8,18 +8,18 @@
 // LibTorch's CUDA generator); the fused Adam keeps its step count on the device. Only the
 // whole step is timed: the phases inside the graph are not split (stored as 0).
 #pragma once
+#include "comm/communicator.hpp"
+#include "devices/device_sampler.hpp"
+#include "models/model_registry.hpp"
+#include "results/store/run_record.hpp"
+#include "trainer/engine/engine_options.hpp"
+
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/torch.h>
 
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "communicator.hpp"
-#include "device_sampler.hpp"
-#include "engine/engine_options.hpp"
-#include "model_registry.hpp"
-#include "run_record.hpp"
 
 namespace ddpscale {
 

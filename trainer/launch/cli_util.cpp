@@ -1,4 +1,6 @@
-#include "launch/cli_util.hpp"
+#include "trainer/launch/cli_util.hpp"
+
+#include "comm/mpi_context.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -6,8 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
-
-#include "mpi_context.hpp"
 
 namespace ddpscale {
 

@@ -1,14 +1,14 @@
-#include "launch/device_choice.hpp"
+#include "trainer/launch/device_choice.hpp"
+
+#include "comm/mpi_context.hpp"
+#include "devices/gpu_info.hpp"
+#include "trainer/launch/cli_util.hpp"
 
 #include <ATen/Parallel.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <thread>
-
-#include "launch/cli_util.hpp"
-#include "gpu_info.hpp"
-#include "mpi_context.hpp"
 
 namespace ddpscale {
 

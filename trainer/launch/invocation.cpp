@@ -1,4 +1,4 @@
-#include "launch/invocation.hpp"
+#include "trainer/launch/invocation.hpp"
 
 #include <unistd.h>
 

@@ -1,13 +1,14 @@
-#include "launch/launch_prologue.hpp"
+#include "trainer/launch/launch_prologue.hpp"
 
-#include <chrono>
+#include "comm/comm_timeout.hpp"
+#include "comm/mpi_context.hpp"
+#include "trainer/launch/cli_util.hpp"
+
 #include <cxxopts.hpp>
 
-#include "comm_timeout.hpp"
-#include "launch/cli_util.hpp"
-#include "mpi_context.hpp"
+#include <chrono>
 #ifdef DDPSCALE_CUDA
-#include "nccl_communicator.hpp"
+#include "comm/nccl_communicator.hpp"
 #endif
 
 namespace ddpscale {

@@ -2,14 +2,14 @@
 // (--device, --allow-shared-gpu, --comm-timeout: one declaration, one help text, one
 // validation), the device every rank uses, and the communicator of a group of ranks.
 #pragma once
+#include "comm/communicator.hpp"
+#include "trainer/launch/device_choice.hpp"
+
 #include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include "communicator.hpp"
-#include "launch/device_choice.hpp"
 
 namespace cxxopts {
 class Options;

@@ -1,21 +1,20 @@
-#include "launch/system_report.hpp"
+#include "trainer/launch/system_report.hpp"
+
+#include "comm/mpi_context.hpp"
+#include "comm/nccl_profile.hpp"
+#include "devices/gpu_info.hpp"
+#include "git_commit.hpp"  // generated at build time: DDPSCALE_GIT_COMMIT
+#include "results/store/hdf5_library.hpp"
+#include "results/store/text_io.hpp"
 
 #include <torch/version.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <ctime>
 #include <thread>
-
-#include <nlohmann/json.hpp>
-
-#include "git_commit.hpp"  // generated at build time: DDPSCALE_GIT_COMMIT
-#include "gpu_info.hpp"
-#include "hdf5_library.hpp"
-#include "mpi_context.hpp"
-#include "nccl_profile.hpp"
-#include "text_io.hpp"
 #ifdef DDPSCALE_CUDA
-#include "nccl_communicator.hpp"
+#include "comm/nccl_communicator.hpp"
 #endif
 
 namespace ddpscale {

@@ -1,9 +1,9 @@
 // The facts `ddpscale info` prints and every study records: host, ranks, library
 // versions, GPUs and how they are linked.
 #pragma once
-#include <string>
+#include "results/store/run_record.hpp"
 
-#include "run_record.hpp"
+#include <string>
 
 namespace ddpscale {
 

@@ -1,4 +1,19 @@
-#include "study/config_runner.hpp"
+#include "trainer/study/config_runner.hpp"
+
+#include "comm/check.hpp"
+#include "comm/mpi_context.hpp"
+#include "devices/device_sampler.hpp"
+#include "devices/host_probe.hpp"
+#include "results/store/run_store.hpp"
+#include "trainer/engine/initial_model.hpp"
+#include "trainer/engine/training_session.hpp"
+#include "trainer/launch/device_choice.hpp"
+#include "trainer/study/fault_injection.hpp"
+#include "trainer/study/host_calibration.hpp"
+#include "trainer/study/timing_exchange.hpp"
+
+#include <ATen/Parallel.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -6,21 +21,6 @@
 #include <cstring>
 #include <new>
 #include <sstream>
-
-#include <ATen/Parallel.h>
-#include <unistd.h>
-
-#include "check.hpp"
-#include "device_sampler.hpp"
-#include "host_probe.hpp"
-#include "engine/initial_model.hpp"
-#include "launch/device_choice.hpp"
-#include "study/fault_injection.hpp"
-#include "run_store.hpp"
-#include "study/host_calibration.hpp"
-#include "mpi_context.hpp"
-#include "study/timing_exchange.hpp"
-#include "engine/training_session.hpp"
 #ifdef DDPSCALE_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif

@@ -2,15 +2,15 @@
 // rank 0 ends up with all ranks' timings; failures (an exception on any rank, a
 // non-finite loss, replicas that diverged) mark that run failed instead of ending the study.
 #pragma once
+#include "comm/communicator.hpp"
+#include "results/store/run_record.hpp"
+#include "trainer/launch/device_choice.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <ATen/core/Tensor.h>
 
 #include <functional>
 #include <memory>
-
-#include "communicator.hpp"
-#include "launch/device_choice.hpp"
-#include "run_record.hpp"
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 

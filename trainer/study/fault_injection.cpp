@@ -1,4 +1,4 @@
-#include "study/fault_injection.hpp"
+#include "trainer/study/fault_injection.hpp"
 
 #include <cstdio>
 #include <cstdlib>

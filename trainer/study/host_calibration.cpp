@@ -1,4 +1,4 @@
-#include "study/host_calibration.hpp"
+#include "trainer/study/host_calibration.hpp"
 
 #include <algorithm>
 #include <chrono>

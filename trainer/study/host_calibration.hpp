@@ -1,4 +1,4 @@
-// The host-drift calibration every run starts with (results/host_drift.hpp reads it): fixed
+// The host-drift calibration every run starts with (results/analysis/host_drift.hpp reads it): fixed
 // work that never changes, timed, so that a change in its time is a change in the host (clock
 // frequency, a neighbour's job, thermal limits), not in the model. Outside the measured
 // steps: it adds about a millisecond before each run and nothing inside one.

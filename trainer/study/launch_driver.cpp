@@ -1,4 +1,9 @@
-#include "study/launch_driver.hpp"
+#include "trainer/study/launch_driver.hpp"
+
+#include "comm/check.hpp"
+#include "comm/mpi_context.hpp"
+#include "trainer/study/stop_signals.hpp"
+#include "trainer/study/sweep_runner.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -12,11 +17,6 @@
 #include <cstring>
 #include <map>
 #include <sstream>
-
-#include "check.hpp"
-#include "mpi_context.hpp"
-#include "study/stop_signals.hpp"
-#include "study/sweep_runner.hpp"
 
 extern char** environ;
 

@@ -1,4 +1,9 @@
-#include "study/memory_preflight.hpp"
+#include "trainer/study/memory_preflight.hpp"
+
+#include "comm/mpi_context.hpp"
+#include "models/model_shapes.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/launch/device_choice.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,11 +11,6 @@
 #include <fstream>
 #include <sstream>
 #include <vector>
-
-#include "launch/cli_util.hpp"
-#include "launch/device_choice.hpp"
-#include "model_shapes.hpp"
-#include "mpi_context.hpp"
 
 #ifdef DDPSCALE_CUDA
 #include <cuda_runtime.h>

@@ -6,12 +6,12 @@
 // The arithmetic (estimate_training_memory, memory_verdict) is pure and unit-tested; only
 // read_free_memory looks at the machine.
 #pragma once
+#include "models/model_catalog.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include "model_catalog.hpp"
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 

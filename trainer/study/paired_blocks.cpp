@@ -1,18 +1,18 @@
-#include "study/paired_blocks.hpp"
+#include "trainer/study/paired_blocks.hpp"
+
+#include "comm/check.hpp"
+#include "comm/communicator.hpp"
+#include "comm/mpi_context.hpp"
+#include "results/statistics/statistics.hpp"
+#include "trainer/engine/initial_model.hpp"
+#include "trainer/engine/training_session.hpp"
+#include "trainer/study/config_runner.hpp"
+#include "trainer/study/timing_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
-
-#include "check.hpp"
-#include "communicator.hpp"
-#include "engine/initial_model.hpp"
-#include "engine/training_session.hpp"
-#include "mpi_context.hpp"
-#include "statistics.hpp"
-#include "study/config_runner.hpp"
-#include "study/timing_exchange.hpp"
 
 namespace ddpscale {
 namespace {

@@ -2,13 +2,13 @@
 // speedup"): an N-rank session on the first N ranks and, beside it on each of them, a 1-rank
 // session of its own; after their warm-up and a pilot that times rank 0's 1-rank steps one by
 // one (the host's timescale, which sets the block length), blocks take turns in the order
-// results/paired_design.hpp draws, the 1-rank blocks rank after rank, until the launch's
+// results/statistics/paired_design.hpp draws, the 1-rank blocks rank after rank, until the launch's
 // budget of seconds is spent. One rank's session works at a time.
 #pragma once
-#include "launch/device_choice.hpp"
-#include "paired_design.hpp"
-#include "run_record.hpp"
-#include "study/train_options.hpp"
+#include "results/statistics/paired_design.hpp"
+#include "results/store/run_record.hpp"
+#include "trainer/launch/device_choice.hpp"
+#include "trainer/study/train_options.hpp"
 
 namespace ddpscale {
 

@@ -1,11 +1,11 @@
-#include "study/run_summary.hpp"
+#include "trainer/study/run_summary.hpp"
+
+#include "trainer/study/train_options.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
-
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 namespace {

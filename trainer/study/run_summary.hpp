@@ -1,10 +1,10 @@
 // What `ddpscale train` prints on rank 0: one line per run, then medians over the runs.
 #pragma once
+#include "results/store/run_record.hpp"
+
 #include <cstdio>
 #include <string>
 #include <vector>
-
-#include "run_record.hpp"
 
 namespace ddpscale {
 

@@ -1,8 +1,8 @@
-#include "study/step_probe.hpp"
+#include "trainer/study/step_probe.hpp"
+
+#include "trainer/engine/training_session.hpp"
 
 #include <set>
-
-#include "engine/training_session.hpp"
 
 namespace ddpscale {
 

@@ -5,13 +5,13 @@
 // those configurations, and the dry run says so (docs/methodology.md, "Progress and its
 // estimate").
 #pragma once
+#include "trainer/launch/device_choice.hpp"
+#include "trainer/study/sweep_eta.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include "launch/device_choice.hpp"
-#include "study/sweep_eta.hpp"
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 

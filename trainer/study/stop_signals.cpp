@@ -1,4 +1,6 @@
-#include "study/stop_signals.hpp"
+#include "trainer/study/stop_signals.hpp"
+
+#include "comm/check.hpp"
 
 #include <unistd.h>
 
@@ -7,8 +9,6 @@
 #include <csignal>
 #include <cstring>
 #include <string>
-
-#include "check.hpp"
 
 namespace ddpscale {
 namespace {

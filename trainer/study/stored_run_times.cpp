@@ -1,9 +1,9 @@
-#include "study/stored_run_times.hpp"
+#include "trainer/study/stored_run_times.hpp"
+
+#include "results/store/run_store.hpp"
 
 #include <algorithm>
 #include <filesystem>
-
-#include "run_store.hpp"
 
 namespace ddpscale {
 namespace {

@@ -1,10 +1,10 @@
 // The run times a stored study measured, as the sweep's estimate reads them
 // (study/sweep_eta.hpp): what `ddpscale sweep --dry-run` estimates from.
 #pragma once
+#include "trainer/study/sweep_eta.hpp"
+
 #include <string>
 #include <vector>
-
-#include "study/sweep_eta.hpp"
 
 namespace ddpscale {
 

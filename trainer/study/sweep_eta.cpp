@@ -1,4 +1,4 @@
-#include "study/sweep_eta.hpp"
+#include "trainer/study/sweep_eta.hpp"
 
 #include <algorithm>
 #include <cmath>

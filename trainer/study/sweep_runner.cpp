@@ -1,4 +1,32 @@
-#include "study/sweep_runner.hpp"
+#include "trainer/study/sweep_runner.hpp"
+
+#include "comm/check.hpp"
+#include "comm/commbench.hpp"
+#include "comm/mpi_context.hpp"
+#include "models/model_registry.hpp"
+#include "results/analysis/launch_precision.hpp"
+#include "results/analysis/study_analysis.hpp"
+#include "results/report/report_format.hpp"
+#include "results/store/run_store.hpp"
+#include "results/store/text_io.hpp"
+#include "trainer/engine/initial_model.hpp"
+#include "trainer/engine/training_session.hpp"
+#include "trainer/launch/cli_util.hpp"
+#include "trainer/launch/device_choice.hpp"
+#include "trainer/launch/heartbeat.hpp"
+#include "trainer/launch/launch_prologue.hpp"
+#include "trainer/launch/system_report.hpp"
+#include "trainer/study/config_runner.hpp"
+#include "trainer/study/fault_injection.hpp"
+#include "trainer/study/launch_driver.hpp"
+#include "trainer/study/memory_preflight.hpp"
+#include "trainer/study/paired_blocks.hpp"
+#include "trainer/study/run_summary.hpp"
+#include "trainer/study/step_probe.hpp"
+#include "trainer/study/stop_signals.hpp"
+#include "trainer/study/stored_run_times.hpp"
+#include "trainer/study/sweep_eta.hpp"
+#include "trainer/study/train_options.hpp"
 
 #include <unistd.h>
 
@@ -11,35 +39,6 @@
 #include <map>
 #include <optional>
 #include <set>
-
-#include "check.hpp"
-#include "launch/cli_util.hpp"
-#include "commbench.hpp"
-#include "study/config_runner.hpp"
-#include "study/fault_injection.hpp"
-#include "study/launch_driver.hpp"
-#include "study/memory_preflight.hpp"
-#include "study/paired_blocks.hpp"
-#include "launch/device_choice.hpp"
-#include "launch/heartbeat.hpp"
-#include "launch/launch_prologue.hpp"
-#include "engine/initial_model.hpp"
-#include "engine/training_session.hpp"
-#include "model_registry.hpp"
-#include "mpi_context.hpp"
-#include "run_store.hpp"
-#include "study/run_summary.hpp"
-#include "study/stop_signals.hpp"
-#include "study/stored_run_times.hpp"
-#include "study/step_probe.hpp"
-#include "study/sweep_eta.hpp"
-#include "study_analysis.hpp"
-#include "text_io.hpp"
-#include "launch/system_report.hpp"
-#include "launch_precision.hpp"
-#include "report_format.hpp"
-#include "study/train_options.hpp"
-#include "engine/training_session.hpp"
 
 namespace fs = std::filesystem;
 
@@ -502,7 +501,7 @@ class SweepLaunch {
   // Which configurations launch k still needs (rank 0): those --resume does not find
   // complete and, where the spec has a target_half_width, from launch min_launches + 1 on,
   // those whose comparisons are not yet that precise over the launches before k
-  // (results/launch_precision.hpp). Under --overwrite the files a settled configuration
+  // (results/analysis/launch_precision.hpp). Under --overwrite the files a settled configuration
   // may still have from an earlier study in --out are removed, so they cannot join this one.
   std::string plan_launch(const SweepOptions& options, int k, std::vector<int>& skip, LaunchPrecision* precision) const {
     if (std::string error = plan_output(options, configs_, device_.cuda, k, launches_, skip); !error.empty())
@@ -821,7 +820,7 @@ class SweepLaunch {
     const auto [runs, configurations] = runs_in(plan);
     const int paired = paired_measurements_left(plan);
     // Each pair of twins, each launch: paired_seconds of blocks after a pilot of at most
-    // kPilotMostSeconds (results/paired_design.hpp).
+    // kPilotMostSeconds (results/statistics/paired_design.hpp).
     const double paired_seconds = paired * (spec_.paired_seconds + kPilotMostSeconds);
     const std::string paired_text =
         paired == 0 ? ""

@@ -3,10 +3,10 @@
 // configuration's runs are written by rank 0 to their own HDF5 file, renamed into place
 // only when complete, so an interrupted study resumes where it stopped.
 #pragma once
+#include "trainer/study/sweep_spec.hpp"
+
 #include <string>
 #include <vector>
-
-#include "study/sweep_spec.hpp"
 
 namespace ddpscale {
 

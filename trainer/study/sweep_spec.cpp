@@ -1,6 +1,7 @@
-#include "study/sweep_spec.hpp"
-#include "torchscript_catalog.hpp"
-#include "launch_precision.hpp"
+#include "trainer/study/sweep_spec.hpp"
+
+#include "models/torchscript_catalog.hpp"
+#include "results/analysis/launch_precision.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -331,7 +332,7 @@ static void apply_overrides(const SweepSpec& spec, TrainOptions& options) {
 namespace {
 
 // One sweep dimension of the spec: the ConfigParams field it varies (its row in
-// results/config_fields.hpp, marked Sweep::dimension), how many values the spec lists and
+// results/store/config_fields.hpp, marked Sweep::dimension), how many values the spec lists and
 // how value i is set on a configuration's options. Batch size, world size and NCCL profile
 // are dimensions too but walked apart: a model's override may list its own batch sizes, the
 // world sizes alternate direction, and a launch runs one profile.

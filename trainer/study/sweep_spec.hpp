@@ -2,14 +2,14 @@
 // dimensions, expanded into the ordered list of configurations a sweep runs.
 // Every key is documented in experiments/README.md.
 #pragma once
+#include "comm/nccl_profile.hpp"
+#include "results/statistics/paired_design.hpp"
+#include "trainer/study/train_options.hpp"
+
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "nccl_profile.hpp"
-#include "paired_design.hpp"
-#include "study/train_options.hpp"
 
 namespace ddpscale {
 
@@ -60,10 +60,10 @@ struct SweepSpec {
   int launches = 0;
   // Launches until precise: from launch min_launches + 1 on, a launch measures only the
   // comparisons whose speedup interval is still wider than +-target_half_width of the speedup
-  // (results/launch_precision.hpp), and the study ends once none is; `launches` is then the
+  // (results/analysis/launch_precision.hpp), and the study ends once none is; `launches` is then the
   // most it runs. 0: off, every launch measures every configuration.
   double target_half_width = 0;
-  int min_launches = 0;  // 0: kDefaultMinLaunches (results/launch_precision.hpp), or `launches` where fewer
+  int min_launches = 0;  // 0: kDefaultMinLaunches (results/analysis/launch_precision.hpp), or `launches` where fewer
   // GPU: launch k's processes hold process_shifts_mib[k mod n] MiB of device memory for the
   // launch's life, from before its first configuration's model (as --process-shift does for
   // one configuration), so the launches draw n layouts of what a process allocates instead of
@@ -109,7 +109,7 @@ struct SweepConfig {
 // 2,1: an ABBA pattern), so a slow drift of the machine does not line up with one world size.
 std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& nccl_profile);
 
-// The ConfigParams fields expand_sweep varies (their names in results/config_fields.hpp):
+// The ConfigParams fields expand_sweep varies (their names in results/store/config_fields.hpp):
 // the test checks them against the table's Sweep::dimension rows.
 std::vector<std::string> swept_fields();
 

@@ -1,9 +1,9 @@
-#include "study/timing_exchange.hpp"
+#include "trainer/study/timing_exchange.hpp"
+
+#include "comm/check.hpp"
+#include "comm/mpi_context.hpp"
 
 #include <algorithm>
-
-#include "check.hpp"
-#include "mpi_context.hpp"
 
 namespace ddpscale {
 

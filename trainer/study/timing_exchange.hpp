@@ -1,9 +1,9 @@
 // Rank 0 writes the results; the other ranks of a configuration send it their timings.
 #pragma once
+#include "results/store/run_record.hpp"
+
 #include <string>
 #include <vector>
-
-#include "run_record.hpp"
 
 namespace ddpscale {
 

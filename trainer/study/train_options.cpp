@@ -1,13 +1,13 @@
-#include "study/train_options.hpp"
+#include "trainer/study/train_options.hpp"
+
+#include "models/model_catalog.hpp"
+#include "models/torchscript_catalog.hpp"
+#include "trainer/launch/cli_util.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
-
-#include "launch/cli_util.hpp"
-#include "model_catalog.hpp"
-#include "torchscript_catalog.hpp"
 
 namespace ddpscale {
 

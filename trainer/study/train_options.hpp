@@ -1,13 +1,13 @@
 // Everything `ddpscale train` (and each configuration of a sweep) is told, validated the
 // same way on every rank before any collective.
 #pragma once
+#include "results/store/run_record.hpp"
+#include "trainer/engine/engine_options.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "engine/engine_options.hpp"
-#include "run_record.hpp"
 
 namespace ddpscale {
 

@@ -1,0 +1,85 @@
+#include "results/statistics/paired_design.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace ddpscale {
+
+std::vector<double> autocorrelation(const std::vector<double>& series, int max_lag) {
+  const size_t n = series.size();
+  std::vector<double> r;
+  if (n < 2 || max_lag < 1) return r;
+  double m = 0;
+  for (double x : series) m += x;
+  m /= static_cast<double>(n);
+  double denominator = 0;
+  for (double x : series) denominator += (x - m) * (x - m);
+  const size_t lags = std::min(static_cast<size_t>(max_lag), n - 1);
+  for (size_t k = 1; k <= lags; ++k) {
+    double numerator = 0;
+    for (size_t t = 0; t + k < n; ++t) numerator += (series[t] - m) * (series[t + k] - m);
+    r.push_back(denominator > 0 ? numerator / denominator : std::nan(""));
+  }
+  return r;
+}
+
+int choose_block_steps(const std::vector<double>& autocorrelation, double step_us) {
+  int holding = 0;  // the longest lag, counting from 1, before the correlation first drops below the bar
+  for (size_t k = 0; k < autocorrelation.size(); ++k) {
+    if (!(autocorrelation[k] >= kHoldingCorrelation)) break;
+    holding = static_cast<int>(k) + 1;
+  }
+  int steps = std::max(holding, kMinBlockSteps);
+  if (step_us > 0 && std::isfinite(step_us)) steps = std::max(steps, static_cast<int>(std::ceil(kMinBlockUs / step_us)));
+  return std::min(steps, kMaxBlockSteps);
+}
+
+namespace {
+
+// The 1-rank blocks' ranks, once the pairs are in the order they run.
+void rotate_one_rank_blocks(std::vector<PlannedPair>& pairs, int round, int ranks) {
+  if (ranks < 1) ranks = 1;
+  int next = round % ranks;
+  for (PlannedPair& pair : pairs) {
+    if (pair.kind == PairKind::speedup) {
+      pair.one_rank = next;
+      next = (next + 1) % ranks;
+    } else if (pair.kind == PairKind::same_one_rank) {
+      pair.one_rank = round % ranks;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<PlannedPair> plan_round(uint64_t seed, int launch, int round, bool fixed_order, int ranks) {
+  std::vector<PlannedPair> pairs(kSpeedupPairsPerRound, PlannedPair{PairKind::speedup, true});
+  pairs.push_back({PairKind::same_one_rank, true});
+  pairs.push_back({PairKind::same_n_ranks, true});
+  if (fixed_order) {
+    rotate_one_rank_blocks(pairs, round, ranks);
+    return pairs;
+  }
+  // One stream per (seed, launch, round), so a resumed or shortened launch draws the same rounds.
+  std::seed_seq seeds{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), static_cast<uint32_t>(launch),
+                      static_cast<uint32_t>(round), 0x9a17edu};
+  std::mt19937_64 draw(seeds);
+  // Fisher-Yates by hand: std::shuffle's algorithm is the library's choice, and every rank
+  // must draw the same order whatever library it was built with.
+  for (size_t i = pairs.size() - 1; i > 0; --i) std::swap(pairs[i], pairs[draw() % (i + 1)]);
+  for (PlannedPair& pair : pairs) pair.a_first = (draw() >> 63) != 0;
+  rotate_one_rank_blocks(pairs, round, ranks);
+  return pairs;
+}
+
+bool another_round(int rounds, double elapsed_s, double budget_s) {
+  if (rounds < kMinRounds) return true;
+  if (rounds >= kMostRounds) return false;
+  // The next round would take about as long as the average one so far: start it only if it
+  // ends near the budget, not far past it.
+  const double per_round = elapsed_s / rounds;
+  return elapsed_s + 0.5 * per_round < budget_s;
+}
+
+}  // namespace ddpscale

@@ -1,0 +1,72 @@
+// The paired design's decisions, as plain functions both the trainer and the tests' simulated
+// host use (docs/methodology.md, "The paired speedup"): how long a block is, and in which
+// order the blocks of a round take turns. No LibTorch, no MPI.
+#pragma once
+#include "results/store/run_record.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ddpscale {
+
+// ---- Block length from the host's timescale ---------------------------------------------
+
+// The sample autocorrelation of `series` at lags 1..max_lag (element 0 is lag 1):
+// r(k) = sum_t (x_t - m)(x_{t+k} - m) / sum_t (x_t - m)^2 (Box and Jenkins' estimator).
+// Lags the series is too short for (k >= n) are left out; a constant series gives NaN.
+std::vector<double> autocorrelation(const std::vector<double>& series, int max_lag);
+
+// A block of k steps pairs well with its neighbour while the host's state holds over k
+// steps: the rule takes the longest lag k whose autocorrelation (of log step times) is still
+// at least kHoldingCorrelation, counting from lag 1 until it first falls below.
+inline constexpr double kHoldingCorrelation = 0.5;
+// Bounds of the rule. A block of fewer than kMinBlockUs of work would let the block's own
+// boundary (a device synchronization and, with N ranks, a barrier: tens of microseconds)
+// weigh more than about 1% of it; past kMaxBlockSteps a pair outlasts the host states the
+// design exists to share, whatever the pilot saw.
+inline constexpr int kMinBlockSteps = 2;
+inline constexpr int kMaxBlockSteps = 200;
+inline constexpr double kMinBlockUs = 4000;
+
+// The block length for a pilot with this autocorrelation and median step time (us).
+int choose_block_steps(const std::vector<double>& autocorrelation, double step_us);
+
+// The lags the pilot's autocorrelation is computed at, and its length in steps: enough steps
+// that lag kMaxBlockSteps is estimated from kPilotSteps - kMaxBlockSteps pairs of steps.
+inline constexpr int kPilotSteps = 600;
+inline constexpr int kPilotMaxLag = kMaxBlockSteps;
+// A pilot stops early after this much wall time (slow models): its lags then reach what fits.
+inline constexpr double kPilotMostSeconds = 0.5;
+
+// ---- The order of the blocks --------------------------------------------------------------
+
+// A round: kSpeedupPairsPerRound pairs of a 1-rank and an N-rank block, one A/A pair of each
+// kind, shuffled, each pair's order drawn by a coin. The A/A pairs cost a fifth of the time;
+// the speedup's precision is set by the others.
+inline constexpr int kSpeedupPairsPerRound = 8;
+inline constexpr int kPairsPerRound = kSpeedupPairsPerRound + 2;
+
+struct PlannedPair {
+  PairKind kind = PairKind::speedup;
+  bool a_first = true;
+  int one_rank = 0;  // the N-rank group's rank whose 1-rank session runs the pair's 1-rank block(s)
+};
+
+// Round `round` of launch `launch` under `seed`: the same on every rank (a pure function of
+// its arguments), different from round to round. `fixed_order` puts A first in every pair and
+// the kinds in a fixed order: the biased pairing the A/A check exists to catch, for tests.
+// The 1-rank blocks take turns over the `ranks` ranks of the N-rank side: the speedup pairs
+// in the order they run get ranks round, round + 1, ... (mod ranks), the A/A pair of 1-rank
+// blocks rank round (mod ranks), so both sides sample every rank's GPU, cores and process.
+std::vector<PlannedPair> plan_round(uint64_t seed, int launch, int round, bool fixed_order = false, int ranks = 1);
+
+// How long the blocks of a configuration's paired measurement run, per launch, unless the
+// spec says (paired_seconds); at least kMinRounds rounds whatever the time.
+inline constexpr double kDefaultPairedSeconds = 2.0;
+inline constexpr int kMinRounds = 3;
+inline constexpr int kMostRounds = 1000;
+
+// Whether another round starts, `elapsed_s` into the blocks after `rounds` rounds.
+bool another_round(int rounds, double elapsed_s, double budget_s);
+
+}  // namespace ddpscale
