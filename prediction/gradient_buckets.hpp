@@ -5,11 +5,13 @@
 #include <cstddef>
 #include <vector>
 
+#include "results/store/run_record.hpp"  // kDefaultFirstBucketMb, kDefaultBucketMb
+
 namespace ddpscale {
 
 struct BucketCaps {
-  double first_bucket_mb = 1.0;  // small, so communication starts early in backward (as PyTorch does)
-  double bucket_mb = 25.0;       // cap of every bucket but the first
+  double first_bucket_mb = kDefaultFirstBucketMb;
+  double bucket_mb = kDefaultBucketMb;  // cap of every bucket but the first
 };
 
 // Parameter indices per bucket, in launch order. Parameters are given by their sizes in

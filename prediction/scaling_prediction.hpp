@@ -46,7 +46,7 @@ struct PredictOptions {
   // configurations of its own, and is checked on a study with them; a target of G GPUs a
   // node takes the cost at G (measured there, or carried: node_sharing_at).
   NodeSharingProfile node_sharing;
-  double first_bucket_mb = 1.0;   // the engine's default (not stored with a study)
+  double first_bucket_mb = kDefaultFirstBucketMb;  // the engine's (not stored with a study)
   int draws = 4000;               // Monte Carlo draws per prediction
   uint64_t seed = 20261123;       // fixed: the same study gives the same intervals
 };

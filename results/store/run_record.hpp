@@ -9,6 +9,13 @@
 
 namespace ddpscale {
 
+// The gradient bucket caps, defined here once for the engine (trainer/engine/gradient_reducer),
+// the sweep's specs, `train`'s flags, the stored record and the predictor
+// (prediction/gradient_buckets): PyTorch DDP's own (its reducer's kDefaultFirstBucketBytes,
+// 1 MiB, small so that communication starts early in backward; kDefaultBucketBytesCap, 25 MiB).
+inline constexpr double kDefaultFirstBucketMb = 1.0;
+inline constexpr double kDefaultBucketMb = 25.0;
+
 // The phases of one training step, in the order they happen. Times in microseconds.
 enum class Phase : int { data = 0, forward, backward, allreduce_total, allreduce_exposed, optimizer, step };
 constexpr int kPhaseCount = 7;
@@ -97,7 +104,7 @@ struct ConfigParams {
   std::string optimizer = "adam";
   double learning_rate = 1e-3;
   std::string dtype = "float32";
-  double bucket_mb = 25;
+  double bucket_mb = kDefaultBucketMb;
   bool overlap = true;
   std::string exec = "eager";
   std::string allreduce_dtype = "float32";  // float32 | bfloat16: what the gradients travel as

@@ -1,5 +1,7 @@
 #include "comm/mpi_context.hpp"
 #include "models/model_registry.hpp"
+#include "results/store/run_record.hpp"
+#include "results/store/text_io.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
 #include "trainer/engine/training_session.hpp"
@@ -53,8 +55,8 @@ void add_train_options(cxxopts::Options& options) {
       ("data", "device (batch resident on the device) or host (pinned copy every step, timed as data)",
        cxxopts::value<std::string>()->default_value("device"));
   options.add_options("ddp")
-      ("bucket-mb", "gradient bucket size in MiB (the first bucket is 1 MiB, as in PyTorch)", cxxopts::value<double>()->default_value("25"))
-      ("first-bucket-mb", "size of the first bucket in MiB", cxxopts::value<double>()->default_value("1"))
+      ("bucket-mb", "gradient bucket size in MiB (the first bucket is 1 MiB, as in PyTorch)", cxxopts::value<double>()->default_value(round_trip_text(kDefaultBucketMb)))
+      ("first-bucket-mb", "size of the first bucket in MiB", cxxopts::value<double>()->default_value(round_trip_text(kDefaultFirstBucketMb)))
       ("no-overlap", "run every bucket's allreduce after backward (sequential baseline)")
       ("no-broadcast-buffers", "each rank keeps its own buffers (BatchNorm's running statistics), as PyTorch DDP's "
        "broadcast_buffers=False; by default rank 0's are broadcast before each forward")

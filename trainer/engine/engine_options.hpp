@@ -4,6 +4,7 @@
 // engine_options() (batch per rank, whether this run times its phases).
 #pragma once
 #include "models/model_catalog.hpp"
+#include "results/store/run_record.hpp"
 
 #include <cstdint>
 #include <string>
@@ -22,8 +23,8 @@ struct EngineOptions {
   std::string optimizer = "adam";   // adam | sgd
   std::string optimizer_impl = "auto";  // auto (fused Adam on GPUs) | libtorch | fused
   double lr = 1e-3;
-  double bucket_mb = 25.0;
-  double first_bucket_mb = 1.0;
+  double bucket_mb = kDefaultBucketMb;
+  double first_bucket_mb = kDefaultFirstBucketMb;
   bool overlap = true;
   // PyTorch DDP's broadcast_buffers: rank 0's buffers (BatchNorm's running statistics) on
   // every rank before each forward. false: each rank keeps its own, as broadcast_buffers=False.

@@ -6,6 +6,7 @@
 // every bucket before the optimizer.
 #pragma once
 #include "comm/communicator.hpp"
+#include "prediction/gradient_buckets.hpp"
 #include "trainer/engine/gradient_ready_hooks.hpp"
 
 #include <torch/torch.h>
@@ -20,8 +21,8 @@ namespace ddpscale {
 class StepClock;
 
 struct ReducerOptions {
-  double bucket_mb = 25.0;        // cap of every bucket but the first
-  double first_bucket_mb = 1.0;   // small, so communication starts early in backward (as PyTorch does)
+  double bucket_mb = kDefaultBucketMb;             // cap of every bucket but the first
+  double first_bucket_mb = kDefaultFirstBucketMb;  // results/store/run_record.hpp says why
   bool overlap = true;            // false: every allreduce runs after backward (sequential baseline)
   bool bfloat16_allreduce = false;  // buckets travel as bf16 copies (half the bytes), cast back after
   // true: every .grad is a view into its bucket for the reducer's whole life, zeroed before

@@ -3,6 +3,7 @@
 // Every key is documented in experiments/README.md.
 #pragma once
 #include "comm/nccl_profile.hpp"
+#include "results/store/run_record.hpp"
 #include "results/statistics/paired_design.hpp"
 #include "trainer/study/train_options.hpp"
 
@@ -42,7 +43,7 @@ struct SweepSpec {
   std::vector<int64_t> batch_sizes;
   std::vector<int> world_sizes;
   std::vector<std::string> scaling = {"weak"};
-  std::vector<double> bucket_mb = {25.0};
+  std::vector<double> bucket_mb = {kDefaultBucketMb};
   std::vector<bool> overlap = {true};
   std::vector<std::string> dtypes = {"float32"};  // canonical names (canonical_dtype)
   std::vector<std::string> execs = {"eager"};     // eager | graph
