@@ -81,8 +81,14 @@ std::vector<CommBenchRow> run_commbench(Communicator& comm, const MpiGroup& grou
     row.bytes = bytes;
     row.count = bytes / sizeof(float);
     buffer->fill_f32(1.0f);
-    const CommBenchCounts counts = commbench_counts(options, first_op_us(comm, group, *buffer, row.count, options.op));
-    for (int i = 1; i < counts.warmup; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
+    // Fixed counts need no first op timed: nccl-tests' warm-up, exactly as asked.
+    CommBenchCounts counts{options.warmup_iters, options.iters};
+    int warmup_left = options.warmup_iters;
+    if (options.seconds_per_size > 0) {
+      counts = commbench_counts(options, first_op_us(comm, group, *buffer, row.count, options.op));
+      warmup_left = counts.warmup - 1;  // the timed first op was one
+    }
+    for (int i = 0; i < warmup_left; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
     comm.barrier();
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < counts.timed; ++i) comm.allreduce_async(buffer->data(), row.count, DType::f32, options.op)->wait();
