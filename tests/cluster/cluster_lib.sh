@@ -145,13 +145,19 @@ cluster_shape() {
   on_node "$n" tc qdisc add dev "$CLUSTER_IF" root tbf rate "$rate" burst "${CLUSTER_TBF_BURST:-$(cluster_burst "$rate")}" latency 100ms
 }
 
-# The default tbf bucket for RATE (tc's syntax: 4gbit, 500mbit), in tc's kb.
-cluster_burst() {
-  local rate="$1" bits_per_s=0
-  case "$rate" in
-    *gbit) bits_per_s=$(( ${rate%gbit} * 1000000000 )) ;;
-    *mbit) bits_per_s=$(( ${rate%mbit} * 1000000 )) ;;
+# RATE in tc's syntax (4gbit, 500mbit) as bits per second; fails on any other form.
+cluster_rate_bits_per_s() {
+  case "$1" in
+    *gbit) echo $(( ${1%gbit} * 1000000000 )) ;;
+    *mbit) echo $(( ${1%mbit} * 1000000 )) ;;
+    *) return 1 ;;
   esac
+}
+
+# The default tbf bucket for RATE, in tc's kb.
+cluster_burst() {
+  local bits_per_s
+  bits_per_s="$(cluster_rate_bits_per_s "$1")" || bits_per_s=0
   local kb=$(( bits_per_s / 8 / 4000 / 1024 ))
   [ "$kb" -ge 32 ] || kb=32
   echo "${kb}kb"

@@ -59,11 +59,7 @@ trap 'say "interrupted"; exit 1' INT TERM
 why="$(cluster_preflight)" || { say "SKIPPED: $why"; exit 77; }
 [ -x "$bin" ] || fail "ddpscale executable $bin not found"
 "$python" -c 'import h5py, numpy' 2>/dev/null || { say "SKIPPED: h5py/numpy missing for $python"; exit 77; }
-case "$rate" in
-  *gbit) rate_bps=$(( ${rate%gbit} * 1000000000 )) ;;
-  *mbit) rate_bps=$(( ${rate%mbit} * 1000000 )) ;;
-  *) fail "RATE must be like 1gbit or 100mbit, not $rate" ;;
-esac
+rate_bps="$(cluster_rate_bits_per_s "$rate")" || fail "RATE must be like 1gbit or 100mbit, not $rate"
 
 start=$SECONDS
 cluster_up "$rate" slurm
