@@ -109,6 +109,17 @@ static void use_paired_speedup(const PairedEstimate& paired, ConfigSpeedup& spee
   speedup.design = "paired";
 }
 
+// The launch spread each GPU count's comparisons share (results/statistics/paired_speedup.hpp,
+// LaunchSpreadPrior): a study's configurations at one N meet the same launches' changes.
+static std::map<int, PairedPriors> paired_priors_by_world_size(const std::vector<ConfigSummary>& configs) {
+  std::map<int, std::vector<std::vector<PairedLaunch>>> launches;
+  for (const ConfigSummary& c : configs)
+    if (c.params.world_size > 1) launches[c.params.world_size].push_back(c.paired);
+  std::map<int, PairedPriors> priors;
+  for (const auto& [world_size, by_comparison] : launches) priors[world_size] = paired_priors(by_comparison);
+  return priors;
+}
+
 StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const BootstrapOptions& bootstrap) {
   StudyAnalysis analysis;
   for (const ConfigRecord& record : records) analysis.configs.push_back(summarize_config(record));
@@ -129,6 +140,8 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
   }
   analysis.world_sizes.assign(worlds.begin(), worlds.end());
 
+  analysis.paired_priors = paired_priors_by_world_size(analysis.configs);
+  const std::map<int, PairedPriors>& priors = analysis.paired_priors;
   std::map<ThresholdGroup, std::vector<ConfigSpeedup>> speedups_by_group;
   for (size_t i = 0; i < analysis.configs.size(); ++i) {
     const ConfigSummary& n_gpu = analysis.configs[i];
@@ -148,7 +161,8 @@ StudyAnalysis analyze_study(const std::vector<ConfigRecord>& records, const Boot
     if (one_gpu.throughput.n < 2 || n_gpu.throughput.n < 2) comparison.speedup.speedup_ci = {};
     comparison.paired = paired_checks(n_gpu.paired, n_gpu.params.scaling, n_gpu.params.world_size,
                                       one_gpu.params.global_batch, throughputs_by_launch(one_gpu),
-                                      n_gpu.params.global_batch, throughputs_by_launch(n_gpu));
+                                      n_gpu.params.global_batch, throughputs_by_launch(n_gpu),
+                                      priors.at(n_gpu.params.world_size));
     if (comparison.paired.measured) use_paired_speedup(comparison.paired.speedup, comparison.speedup);
     comparison.payoff = payoff_of(comparison.speedup);
     analysis.comparisons.push_back(comparison);

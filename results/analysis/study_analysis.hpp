@@ -94,6 +94,7 @@ struct StudyAnalysis {
   std::vector<std::string> models;        // distinct, in order of parameter count
   std::vector<int> world_sizes;           // distinct, ascending
   std::vector<std::string> nccl_profiles; // distinct, first seen
+  std::map<int, PairedPriors> paired_priors;  // per world size > 1: the launch spread its comparisons share
 };
 
 StudyAnalysis analyze_study(const std::vector<ConfigRecord>& configs, const BootstrapOptions& bootstrap = {});

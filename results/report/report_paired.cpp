@@ -51,14 +51,39 @@ void PairedText::write_section() {
       "blocks go to the N ranks in turn, so both sides sample every rank's GPU, cores and process. Each pair "
       "gives one ratio; the 95% interval is over batches of consecutive pairs, lengthened until neighbouring "
       "batches no longer correlate, and over launches where their means differ more than the batches say "
-      "(column \"set by\"). Two checks run the same way: A/A pairs (1 rank against 1 rank, N against N), whose "
+      "(column \"set by\"; \"launches, study\": that excess moderated by the one the study's comparisons "
+      "share, as the next paragraph says). Two checks run the same way: A/A pairs (1 rank against 1 rank, N against N), whose "
       "intervals must hold 1, and the solo checks, each side's paired throughput over that of the same "
       "configuration's own runs (continuous runs; the 1-rank runs on rank 0 with the other ranks asleep, against "
       "rank 0's 1-rank blocks), which say whether "
       "taking turns slowed a side. A speedup whose two sides fail their solo checks by different amounts is "
       "biased by the pairing itself.");
   timescale_paragraph();
+  launch_spread_paragraph();
   checks_table();
+}
+
+void PairedText::launch_spread_paragraph() {
+  std::string text;
+  for (const auto& [world_size, priors] : a_.paired_priors) {
+    const LaunchSpreadPrior& p = priors.speedup;
+    if (!text.empty()) text += "; ";
+    text += "at " + std::to_string(world_size) + " GPUs, ";
+    if (!p.valid()) {
+      text += std::to_string(p.comparisons) + " comparisons with two launches or more, fewer than the " +
+              std::to_string(kMinComparisonsForPrior) + " a shared spread needs, so each comparison's launches " +
+              "stand alone";
+      continue;
+    }
+    text += "the launch means spread " + format_number(p.ratio, 3) + " times as much as their batches say, " +
+            "known to " + format_number(p.df, 3) + " degrees of freedom from " + std::to_string(p.comparisons) +
+            " comparisons";
+  }
+  if (text.empty()) return;
+  doc_.paragraph("The launches' share of the spread, estimated once for the study (empirical Bayes, Smyth 2004): " +
+                 text + ". Each comparison's own launch spread (L - 1 degrees of freedom) is averaged with the "
+                 "study's, weighted by their degrees of freedom, so 3 launches do not cost a t of 4.30; a "
+                 "comparison whose launches disagree more than the study's keeps much of its own spread.");
 }
 
 void PairedText::timescale_paragraph() {

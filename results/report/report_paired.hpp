@@ -27,6 +27,7 @@ class PairedText {
  private:
   void checks_table();
   void timescale_paragraph();
+  void launch_spread_paragraph();
 
   const StudyAnalysis& a_;
   ReportDocument& doc_;

@@ -3,6 +3,9 @@
 #include "results/statistics/paired_design.hpp"
 
 #include <boost/math/distributions/students_t.hpp>
+#include <boost/math/special_functions/digamma.hpp>
+#include <boost/math/special_functions/polygamma.hpp>
+#include <boost/math/special_functions/trigamma.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -73,7 +76,8 @@ struct TwoLevelMean {
   PairedEstimate counts;  // pairs, batches, pairs_per_batch, launches, level
 };
 
-TwoLevelMean two_level_mean(const std::vector<std::vector<double>>& series_by_launch) {
+TwoLevelMean two_level_mean(const std::vector<std::vector<double>>& series_by_launch,
+                            const LaunchSpreadPrior& prior = {}) {
   TwoLevelMean result;
   PairedEstimate& counts = result.counts;
   std::vector<LaunchMean> launches;
@@ -103,14 +107,25 @@ TwoLevelMean two_level_mean(const std::vector<std::vector<double>>& series_by_la
     result.df = within * within / satterthwaite_denominator;  // Welch-Satterthwaite
     counts.level = "batches";
   }
-  if (launches.size() >= 2) {
-    const double sd = sample_sd(means);
-    const double between = sd * sd / count;
-    if (!(result.variance >= between)) {
-      result.variance = between;
-      result.df = count - 1;
-      counts.level = "launches";
+  if (launches.size() < 2) return result;
+  const double sd = sample_sd(means);
+  const double between = sd * sd / count;
+  if (prior.valid() && counts.level == "batches") {
+    // The study's launch spread moderates this comparison's (its F ratio has L - 1 degrees
+    // of freedom); the batches' variance stays the floor.
+    const double own_df = count - 1;
+    const double moderated = (prior.df * prior.ratio + own_df * between / within) / (prior.df + own_df);
+    if (moderated > 1) {
+      result.variance = moderated * within;
+      result.df = prior.df + own_df;
+      counts.level = "launches, study";
     }
+    return result;
+  }
+  if (!(result.variance >= between)) {
+    result.variance = between;
+    result.df = count - 1;
+    counts.level = "launches";
   }
   return result;
 }
@@ -133,9 +148,67 @@ PairedEstimate estimate_of(const TwoLevelMean& m, double scale, double confidenc
 
 }  // namespace
 
+LaunchSpread launch_spread(const std::vector<std::vector<double>>& series_by_launch) {
+  LaunchSpread spread;
+  std::vector<double> means;
+  double within = 0;  // the mean variance of a launch mean, from its batches
+  for (const auto& series : series_by_launch) {
+    if (series.empty()) continue;
+    const LaunchMean l = launch_mean(series);
+    if (!(l.df > 0) || !(l.variance_of_mean > 0)) return spread;
+    means.push_back(l.mean);
+    within += l.variance_of_mean;
+  }
+  if (means.size() < 2) return spread;
+  within /= static_cast<double>(means.size());
+  const double sd = sample_sd(means);
+  spread.ratio = sd * sd / within;
+  spread.df = static_cast<double>(means.size() - 1);
+  return spread;
+}
+
+double trigamma_inverse(double y) {
+  if (y > 1e7) return 1 / std::sqrt(y);  // trigamma(x) ~ 1/x^2 near 0
+  if (y < 1e-6) return 1 / y;             // trigamma(x) ~ 1/x for large x
+  double x = 0.5 + 1 / y;
+  for (int iteration = 0; iteration < 100; ++iteration) {
+    const double tri = boost::math::trigamma(x);
+    const double step = tri * (1 - tri / y) / boost::math::polygamma(2, x);
+    x += step;
+    if (-step / x < 1e-12) break;
+  }
+  return x;
+}
+
+LaunchSpreadPrior launch_spread_prior(const std::vector<LaunchSpread>& spreads) {
+  LaunchSpreadPrior prior;
+  // e = log F - digamma(d/2) + log(d/2) has mean log(ratio) - digamma(d0/2) + log(d0/2) and
+  // variance trigamma(d/2) + trigamma(d0/2) (Smyth 2004, section 6.2).
+  std::vector<double> e;
+  double mean_trigamma = 0, total_df = 0;
+  for (const LaunchSpread& s : spreads) {
+    if (!(s.ratio > 0) || !std::isfinite(s.ratio) || !(s.df > 0)) continue;
+    e.push_back(std::log(s.ratio) - boost::math::digamma(s.df / 2) + std::log(s.df / 2));
+    mean_trigamma += boost::math::trigamma(s.df / 2);
+    total_df += s.df;
+  }
+  prior.comparisons = static_cast<int>(e.size());
+  if (prior.comparisons < kMinComparisonsForPrior) return prior;
+  mean_trigamma /= static_cast<double>(e.size());
+  const double e_mean = mean(e);
+  const double e_sd = sample_sd(e);
+  const double excess = e_sd * e_sd - mean_trigamma;
+  // No spread beyond what each ratio's own degrees of freedom explain: the ratios share one
+  // value, known to the study's total degrees of freedom.
+  const double df = excess > 0 ? std::min(2 * trigamma_inverse(excess), total_df) : total_df;
+  prior.df = df;
+  prior.ratio = std::exp(e_mean + boost::math::digamma(df / 2) - std::log(df / 2));
+  return prior;
+}
+
 PairedEstimate two_level_log_ratio(const std::vector<std::vector<double>>& log_ratios_by_launch, double scale,
-                                   double confidence) {
-  return estimate_of(two_level_mean(log_ratios_by_launch), scale, confidence);
+                                   double confidence, const LaunchSpreadPrior& prior) {
+  return estimate_of(two_level_mean(log_ratios_by_launch, prior), scale, confidence);
 }
 
 std::vector<std::vector<double>> log_ratios_by_launch(const std::vector<PairedLaunch>& launches, PairKind kind) {
@@ -149,13 +222,25 @@ std::vector<std::vector<double>> log_ratios_by_launch(const std::vector<PairedLa
   return by_launch;
 }
 
-PairedEstimate paired_speedup(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size) {
+PairedEstimate paired_speedup(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size,
+                              const LaunchSpreadPrior& prior) {
   const double scale = scaling == "strong" ? 1.0 : static_cast<double>(world_size);
-  return two_level_log_ratio(log_ratios_by_launch(launches, PairKind::speedup), scale);
+  return two_level_log_ratio(log_ratios_by_launch(launches, PairKind::speedup), scale, 0.95, prior);
 }
 
-PairedEstimate same_session_ratio(const std::vector<PairedLaunch>& launches, PairKind kind) {
-  return two_level_log_ratio(log_ratios_by_launch(launches, kind), 1.0);
+PairedEstimate same_session_ratio(const std::vector<PairedLaunch>& launches, PairKind kind,
+                                  const LaunchSpreadPrior& prior) {
+  return two_level_log_ratio(log_ratios_by_launch(launches, kind), 1.0, 0.95, prior);
+}
+
+PairedPriors paired_priors(const std::vector<std::vector<PairedLaunch>>& launches_by_comparison) {
+  const auto prior_of = [&](PairKind kind) {
+    std::vector<LaunchSpread> spreads;
+    for (const auto& launches : launches_by_comparison)
+      spreads.push_back(launch_spread(log_ratios_by_launch(launches, kind)));
+    return launch_spread_prior(spreads);
+  };
+  return {prior_of(PairKind::speedup), prior_of(PairKind::same_one_rank), prior_of(PairKind::same_n_ranks)};
 }
 
 PairedEstimate solo_check(const std::vector<PairedLaunch>& launches, int64_t samples_per_step,
@@ -199,13 +284,14 @@ bool PairedChecks::aa_covers_one() const {
 
 PairedChecks paired_checks(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size,
                            int64_t one_rank_samples_per_step, const LaunchGroups& one_rank_runs_by_launch,
-                           int64_t n_ranks_samples_per_step, const LaunchGroups& n_ranks_runs_by_launch) {
+                           int64_t n_ranks_samples_per_step, const LaunchGroups& n_ranks_runs_by_launch,
+                           const PairedPriors& priors) {
   PairedChecks checks;
   if (launches.empty()) return checks;
   checks.measured = true;
-  checks.speedup = paired_speedup(launches, scaling, world_size);
-  checks.same_one_rank = same_session_ratio(launches, PairKind::same_one_rank);
-  checks.same_n_ranks = same_session_ratio(launches, PairKind::same_n_ranks);
+  checks.speedup = paired_speedup(launches, scaling, world_size, priors.speedup);
+  checks.same_one_rank = same_session_ratio(launches, PairKind::same_one_rank, priors.same_one_rank);
+  checks.same_n_ranks = same_session_ratio(launches, PairKind::same_n_ranks, priors.same_n_ranks);
   checks.solo = solo_check(launches, one_rank_samples_per_step, one_rank_runs_by_launch);
   if (n_ranks_samples_per_step > 0)
     checks.solo_n_ranks = solo_check(launches, n_ranks_samples_per_step, n_ranks_runs_by_launch, PairedSide::n_ranks);

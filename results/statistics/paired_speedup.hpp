@@ -30,16 +30,49 @@ struct PairedEstimate {
   size_t batches = 0;         // over all launches
   int pairs_per_batch = 0;    // the largest any launch used
   int launches = 0;
-  std::string level;          // "launches" or "batches": the spread that set the interval
+  std::string level;          // "batches", "launches" or "launches, study": the spread that set the interval
   double relative_half_width() const;  // (high - low) / 2 / ratio; NaN without an interval
 };
 
 inline constexpr double kBatchCorrelationLimit = 0.2;
 inline constexpr size_t kMinBatches = 8;
 
+// How much more the launch means of one comparison spread than their batches predict: the
+// launch means' variance over the mean within-launch variance of a launch mean (an F ratio,
+// 1 where launches add nothing), with launches - 1 degrees of freedom. NaN below 2 launches.
+struct LaunchSpread {
+  double ratio = kNaN;
+  double df = 0;
+};
+LaunchSpread launch_spread(const std::vector<std::vector<double>>& series_by_launch);
+
+// The launch spread a study's comparisons share, estimated from all of them (empirical Bayes,
+// Smyth 2004, "Linear models and empirical Bayes methods for assessing differential
+// expression in microarray experiments", section 6.2): the ratios are taken as draws whose
+// true values follow a scaled inverse chi-square of `df` degrees of freedom around `ratio`.
+// With 3 launches a comparison's own launch variance has 2 degrees of freedom (t = 4.30);
+// moderated by the study's it has df + 2, while a comparison whose launches disagree more
+// than the study's keeps most of its own spread. `df` is capped at the ratios' total degrees
+// of freedom (the study holds no more information than that) and is 0 (no prior) below
+// kMinComparisonsForPrior comparisons.
+struct LaunchSpreadPrior {
+  double ratio = kNaN;
+  double df = 0;
+  int comparisons = 0;
+  bool valid() const { return df > 0 && ratio > 0; }
+};
+inline constexpr int kMinComparisonsForPrior = 5;
+LaunchSpreadPrior launch_spread_prior(const std::vector<LaunchSpread>& spreads);
+
+// x with trigamma(x) = y (Smyth 2004, appendix: Newton's method on 1 / trigamma), y > 0.
+double trigamma_inverse(double y);
+
 // The two-level estimate over per-launch series of log ratios (in time order), times `scale`.
+// With a valid prior the launch level's variance is moderated: (prior.df x prior.ratio +
+// (L - 1) x F) / (prior.df + L - 1) times the batches' variance, with prior.df + L - 1 degrees
+// of freedom, wherever that exceeds the batches' own.
 PairedEstimate two_level_log_ratio(const std::vector<std::vector<double>>& log_ratios_by_launch, double scale,
-                                   double confidence = 0.95);
+                                   double confidence = 0.95, const LaunchSpreadPrior& prior = {});
 
 // The log ratios log(a / b) of the pairs of `kind`, per launch, in the order they ran.
 std::vector<std::vector<double>> log_ratios_by_launch(const std::vector<PairedLaunch>& launches, PairKind kind);
@@ -47,11 +80,19 @@ std::vector<std::vector<double>> log_ratios_by_launch(const std::vector<PairedLa
 // The speedup of N ranks over 1: throughput(N) / throughput(1) = scale * t(1-rank block) /
 // t(N-rank block), scale = N under weak scaling (an N-rank step trains N times the samples)
 // and 1 under strong scaling (the same global batch).
-PairedEstimate paired_speedup(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size);
+PairedEstimate paired_speedup(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size,
+                              const LaunchSpreadPrior& prior = {});
 
 // The A/A checks: the ratio of two blocks of the same session (A over B), which must cover 1
 // when the pairing is fair.
-PairedEstimate same_session_ratio(const std::vector<PairedLaunch>& launches, PairKind kind);
+PairedEstimate same_session_ratio(const std::vector<PairedLaunch>& launches, PairKind kind,
+                                  const LaunchSpreadPrior& prior = {});
+
+// A study's priors, one per kind of pair, from the paired launches of all its comparisons.
+struct PairedPriors {
+  LaunchSpreadPrior speedup, same_one_rank, same_n_ranks;
+};
+PairedPriors paired_priors(const std::vector<std::vector<PairedLaunch>>& launches_by_comparison);
 
 // The solo checks: the throughput of one side's paired blocks over that of the same side's
 // runs (the configuration's own runs in the same launch, each a continuous run of its steps;
@@ -77,6 +118,7 @@ struct PairedChecks {
 };
 PairedChecks paired_checks(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size,
                            int64_t one_rank_samples_per_step, const LaunchGroups& one_rank_runs_by_launch,
-                           int64_t n_ranks_samples_per_step = 0, const LaunchGroups& n_ranks_runs_by_launch = {});
+                           int64_t n_ranks_samples_per_step = 0, const LaunchGroups& n_ranks_runs_by_launch = {},
+                           const PairedPriors& priors = {});
 
 }  // namespace ddpscale
