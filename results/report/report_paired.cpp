@@ -82,8 +82,9 @@ void PairedText::launch_spread_paragraph() {
   if (text.empty()) return;
   doc_.paragraph("The launches' share of the spread, estimated once for the study (empirical Bayes, Smyth 2004): " +
                  text + ". Each comparison's own launch spread (L - 1 degrees of freedom) is averaged with the "
-                 "study's, weighted by their degrees of freedom, so 3 launches do not cost a t of 4.30; a "
-                 "comparison whose launches disagree more than the study's keeps much of its own spread.");
+                 "study's, weighted by their degrees of freedom, so a few launches do not cost a t of L - 1 "
+                 "degrees of freedom (4.30 at 3); a comparison whose launches disagree more than the study's keeps "
+                 "much of its own spread.");
 }
 
 void PairedText::timescale_paragraph() {
