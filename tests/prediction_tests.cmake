@@ -94,7 +94,7 @@ add_test(NAME predict_one_gpu_without_curve
          COMMAND $<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --interconnects ${ddpscale_interconnects}
                  --out ${CMAKE_BINARY_DIR}/predict-unused)
 set_tests_properties(predict_one_gpu_without_curve PROPERTIES LABELS "predict" FIXTURES_REQUIRED one_gpu_study TIMEOUT 60
-                     PASS_REGULAR_EXPRESSION "one-gpu measured 1 rank only, and a sweep measures the allreduce curve only on 2 or more ranks, so the study has none to predict the communication from: give one with --allreduce NAME \\(in [^ ]*interconnects.yaml: h200-nvlink-2gpu, h100-nvlink-2gpu\\) or --allreduce FILE.csv")
+                     PASS_REGULAR_EXPRESSION "one-gpu measured 1 rank only, and a sweep measures the allreduce curve only on 2 or more ranks, so the study has none to predict the communication from: give one with --allreduce NAME \\(in [^ ]*interconnects.yaml: h200-nvlink-2gpu, h200-nvlink-4gpu, h100-nvlink-2gpu\\) or --allreduce FILE.csv")
 
 # scripts/check-one-gpu-prediction.py (docs/benchmarks.md, "Prediction accuracy") on the quick
 # study given as two leases: the rows it counts and the profile it pools.

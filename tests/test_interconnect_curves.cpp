@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -92,7 +93,7 @@ TEST(InterconnectCurves, RepositoryFileHasASourceForEveryCurve) {
     EXPECT_GE(ic.curve.ranks, 2) << ic.name;
     EXPECT_GE(ic.curve.bytes.size(), 5u) << ic.name;
   }
-  EXPECT_EQ(interconnect_names(kRepositoryCatalog), "h200-nvlink-2gpu, h100-nvlink-2gpu");
+  EXPECT_EQ(interconnect_names(kRepositoryCatalog), "h200-nvlink-2gpu, h200-nvlink-4gpu, h100-nvlink-2gpu");
 
   const AllreduceCurve h100 = allreduce_curve_by_name_or_file("h100-nvlink-2gpu", kRepositoryCatalog);
   const CommbenchCurve measured =
@@ -107,6 +108,23 @@ TEST(InterconnectCurves, RepositoryFileHasASourceForEveryCurve) {
   EXPECT_DOUBLE_EQ(h200.bytes.back(), 2147483648.0);
   EXPECT_DOUBLE_EQ(h200.time_us.back(), 6280.78);
   EXPECT_NE(h200.source.find("docs/results/h200x2/allreduce/allreduce.log"), std::string::npos) << h200.source;
+
+  // The 4-GPU machine: its curve on 4 ranks, as commbench-np4.txt beside its reports prints it
+  // (1 KiB to 1 GiB by 4x), and a cost of sharing the node measured at 2 and at 4 GPUs, so a
+  // study of one GPU predicted for 4 from it takes the cost measured at 4, not carried.
+  const AllreduceCurve h200x4 = allreduce_curve_by_name_or_file("h200-nvlink-4gpu", kRepositoryCatalog);
+  EXPECT_EQ(h200x4.ranks, 4);
+  ASSERT_EQ(h200x4.bytes.size(), 11u);
+  EXPECT_DOUBLE_EQ(h200x4.bytes.front(), 1024.0);
+  EXPECT_DOUBLE_EQ(h200x4.bytes.back(), 1073741824.0);
+  EXPECT_DOUBLE_EQ(h200x4.time_us.back(), 4522.68);
+  const auto x4 = std::find_if(catalog.begin(), catalog.end(), [](const NamedInterconnect& ic) { return ic.name == "h200-nvlink-4gpu"; });
+  ASSERT_NE(x4, catalog.end());
+  ASSERT_EQ(x4->node_sharing.costs.size(), 2u);
+  EXPECT_EQ(x4->node_sharing.costs[0].gpus, 2);
+  EXPECT_EQ(x4->node_sharing.costs[1].gpus, 4);
+  EXPECT_EQ(node_sharing_at(x4->node_sharing, 4).step_errors, x4->node_sharing.costs[1].step_errors);
+  EXPECT_EQ(node_sharing_at(x4->node_sharing, 2).step_errors, x4->node_sharing.costs[0].step_errors);
 }
 
 TEST(InterconnectCurves, NameOrCommbenchCsv) {
@@ -125,7 +143,7 @@ TEST(InterconnectCurves, NameOrCommbenchCsv) {
                 .find("an allreduce curve needs 2 or more GPUs"),
             std::string::npos);
   EXPECT_NE(message_of([] { allreduce_curve_by_name_or_file("token-ring", kRepositoryCatalog); })
-                .find("is not in " + kRepositoryCatalog + " (it has: h200-nvlink-2gpu, h100-nvlink-2gpu)"),
+                .find("is not in " + kRepositoryCatalog + " (it has: h200-nvlink-2gpu, h200-nvlink-4gpu, h100-nvlink-2gpu)"),
             std::string::npos);
   EXPECT_NE(interconnect_names("/no/such/file.yaml").find("none: no interconnects file"), std::string::npos);
 }

@@ -109,7 +109,7 @@ void add_predict_target_options(cxxopts::Options& options) {
                             "it): the network's cost curve instead of --network's bandwidth and latency",
        cxxopts::value<std::string>())
       ("allreduce", "the allreduce curve to predict from, instead of the study's own (a study of 1 GPU has none): a "
-                    "name in --interconnects (h200-nvlink-2gpu, h100-nvlink-2gpu: measured curves, each with its "
+                    "name in --interconnects (h200-nvlink-2gpu, h200-nvlink-4gpu, h100-nvlink-2gpu: measured curves, each with its "
                     "machine and source), or FILE.csv, a commbench.csv measured anywhere (as `ddpscale report` writes "
                     "it beside report.md); carried to each N as a ring at the curve's bus bandwidth. A name also "
                     "brings the machine's measured cost of sharing a node, which calibrates a study of 1 GPU (a "
