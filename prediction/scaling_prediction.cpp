@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 namespace ddpscale {
 namespace {
@@ -55,6 +56,41 @@ std::vector<SimulatedBucket> planned_buckets(const ConfigParams& params, const G
   return even_stream(bucket_sizes(gradient_bytes, first_bucket_mb * kMiB, params.bucket_mb * kMiB));
 }
 
+// The allreduce time that one prediction's buckets leave exposed after a backward of a given
+// length; their allreduce times on the target are worked out once, and every draw scales
+// them by one factor.
+class ExposedAllreduce {
+ public:
+  ExposedAllreduce(std::vector<SimulatedBucket> buckets, std::vector<double> bucket_us, bool overlap)
+      : buckets_(std::move(buckets)), bucket_us_(std::move(bucket_us)), drawn_us_(buckets_.size()), overlap_(overlap) {}
+
+  // timeline (may be null): the whole simulated timeline, for the point estimate.
+  double operator()(double backward_us, double allreduce_factor, OverlapTimeline* timeline) {
+    for (size_t i = 0; i < buckets_.size(); ++i) drawn_us_[i] = bucket_us_[i] * allreduce_factor;
+    const OverlapTimeline t = simulate_overlap(buckets_, drawn_us_, backward_us, overlap_);
+    if (timeline) *timeline = t;
+    return t.allreduce_exposed_us;
+  }
+
+ private:
+  std::vector<SimulatedBucket> buckets_;
+  std::vector<double> bucket_us_, drawn_us_;
+  bool overlap_;
+};
+
+double largest_bytes(const std::vector<SimulatedBucket>& buckets) {
+  double largest = 0;
+  for (const SimulatedBucket& bucket : buckets) largest = std::max(largest, bucket.bytes);
+  return largest;
+}
+
+// Samples per second of `ranks` ranks that each take step_us, as the measured 1-GPU
+// throughput relates to its step (wall time includes what step medians leave out); the 1-GPU
+// step is compute_step (its mean, or a draw of it).
+double throughput_of_ranks(const MeasuredConfig& compute, double compute_step, int ranks, double step_us) {
+  return compute.throughput.mean * compute_step * ranks / step_us;
+}
+
 // The measured configurations a prediction starts from: `base`, the 1-GPU configuration
 // whose speedup is predicted, and `compute`, the 1-GPU configuration that did one rank's
 // share of the work (the same under weak scaling; the batch split N ways under strong).
@@ -98,36 +134,13 @@ class Predictor {
   Prediction predict(const Starting& start, const Topology& topology, const std::vector<double>& relative_errors) const {
     const MeasuredConfig& base = *start.base;
     const MeasuredConfig& compute = *start.compute;
-    Prediction p;
-    p.model = base.params.model;
-    p.parameters = base.params.parameters;
-    p.scaling = base.params.scaling;
-    p.exec = base.params.exec;
-    p.topology = topology;
-    const int ranks = topology.ranks();
-    p.batch_per_rank = compute.params.batch_per_rank;
-    p.global_batch = compute.params.batch_per_rank * ranks;
-    p.calibrated = !relative_errors.empty();
-
+    Prediction p = described(start, topology, !relative_errors.empty());
     // The timing of the configuration whose backward is simulated; its 1-GPU base's where
     // that one is interpolated from batches without it.
     const GradientTiming& timing = compute.gradient_timing.recorded() ? compute.gradient_timing : base.gradient_timing;
     const std::vector<SimulatedBucket> buckets = planned_buckets(base.params, timing, options_.first_bucket_mb);
     p.recorded_gradient_timing = timing.recorded();
-    const bool overlap = base.params.overlap;
-    // The buckets' allreduce times, once: every draw scales them by one factor.
-    std::vector<double> bucket_us, drawn_us(buckets.size());
-    double largest_bucket_bytes = 0;
-    for (const SimulatedBucket& bucket : buckets) {
-      bucket_us.push_back(allreduce_.cost(bucket.bytes, topology, options_.network).time_us);
-      largest_bucket_bytes = std::max(largest_bucket_bytes, bucket.bytes);
-    }
-    auto exposed = [&](double backward_us, double allreduce_factor, OverlapTimeline* timeline) {
-      for (size_t i = 0; i < buckets.size(); ++i) drawn_us[i] = bucket_us[i] * allreduce_factor;
-      const OverlapTimeline t = simulate_overlap(buckets, drawn_us, backward_us, overlap);
-      if (timeline) *timeline = t;
-      return t.allreduce_exposed_us;
-    };
+    ExposedAllreduce exposed(buckets, bucket_times_us(buckets, topology), base.params.overlap);
     // Graph mode does not split its phases: no backward to overlap with, so every
     // allreduce is taken as exposed (a pessimistic bound, noted in the methodology).
     const double backward = value_or_zero(compute.backward_us.mean);
@@ -138,17 +151,48 @@ class Predictor {
     p.allreduce_total_us = timeline.allreduce_total_us;
     p.allreduce_exposed_us = timeline.allreduce_exposed_us;
     if (!buckets.empty())
-      p.algorithm = algorithm_name(allreduce_.cost(largest_bucket_bytes, topology, options_.network).algorithm);
+      p.algorithm = algorithm_name(allreduce_.cost(largest_bytes(buckets), topology, options_.network).algorithm);
 
-    // Samples per second of `ranks` ranks that each take step_us, as the measured 1-GPU
-    // throughput relates to its step (wall time includes what step medians leave out).
-    const double throughput_per_step = compute.throughput.mean * compute.step_us.mean * ranks;
-    auto speedup_of = [&](double throughput, double base_throughput) { return throughput / base_throughput; };
+    const int ranks = topology.ranks();
     p.step_us.point = step_point;
-    p.throughput.point = throughput_per_step / step_point;
-    p.speedup.point = speedup_of(p.throughput.point, base.throughput.mean);
+    p.throughput.point = throughput_of_ranks(compute, compute.step_us.mean, ranks, step_point);
+    p.speedup.point = p.throughput.point / base.throughput.mean;
     p.efficiency.point = p.speedup.point / ranks;
+    add_intervals(start, ranks, backward, relative_errors, exposed, p);
+    return p;
+  }
 
+ private:
+  // What a prediction is of: the configuration and where it is predicted to run.
+  static Prediction described(const Starting& start, const Topology& topology, bool calibrated) {
+    const MeasuredConfig& base = *start.base;
+    Prediction p;
+    p.model = base.params.model;
+    p.parameters = base.params.parameters;
+    p.scaling = base.params.scaling;
+    p.exec = base.params.exec;
+    p.topology = topology;
+    p.batch_per_rank = start.compute->params.batch_per_rank;
+    p.global_batch = start.compute->params.batch_per_rank * topology.ranks();
+    p.calibrated = calibrated;
+    return p;
+  }
+
+  // Each bucket's allreduce time on the target, by the curve.
+  std::vector<double> bucket_times_us(const std::vector<SimulatedBucket>& buckets, const Topology& topology) const {
+    std::vector<double> bucket_us;
+    for (const SimulatedBucket& bucket : buckets)
+      bucket_us.push_back(allreduce_.cost(bucket.bytes, topology, options_.network).time_us);
+    return bucket_us;
+  }
+
+  // The prediction's 95% intervals: the spread of its step, throughput, speedup and
+  // efficiency over draws of the measured means, the curve's interpolation error, the model
+  // errors given and the future measurement's own error.
+  void add_intervals(const Starting& start, int ranks, double backward, const std::vector<double>& relative_errors,
+                     ExposedAllreduce& exposed, Prediction& p) const {
+    const MeasuredConfig& base = *start.base;
+    const MeasuredConfig& compute = *start.compute;
     std::mt19937_64 generator(options_.seed);
     std::vector<double> steps, throughputs, speedups, efficiencies;
     const int draws = std::max(options_.draws, 100);
@@ -161,14 +205,14 @@ class Predictor {
         step *= 1 + relative_errors[uniform_index(generator, relative_errors.size())];
       // The future measurement's own error: a mean over as many runs, as spread as the twin's.
       step *= positive_draw(1.0, standard_error(compute.step_us) / compute.step_us.mean, generator);
-      const double throughput = compute.throughput.mean * compute_step * ranks / step;
+      const double throughput = throughput_of_ranks(compute, compute_step, ranks, step);
       const double base_throughput =
           start.base == start.compute
               ? compute.throughput.mean * compute_step / compute.step_us.mean
               : positive_draw(base.throughput.mean, standard_error(base.throughput), generator);
       steps.push_back(step);
       throughputs.push_back(throughput);
-      speedups.push_back(speedup_of(throughput, base_throughput));
+      speedups.push_back(throughput / base_throughput);
       efficiencies.push_back(speedups.back() / ranks);
     }
     for (auto* values : {&steps, &throughputs, &speedups, &efficiencies}) std::sort(values->begin(), values->end());
@@ -176,10 +220,8 @@ class Predictor {
     p.throughput.interval95 = percentile_interval(throughputs, 0.95);
     p.speedup.interval95 = percentile_interval(speedups, 0.95);
     p.efficiency.interval95 = percentile_interval(efficiencies, 0.95);
-    return p;
   }
 
- private:
   // A 1-GPU step at a batch the study did not measure: straight through the two measured
   // batches nearest to it (a fixed cost per step plus a cost per sample, which is how an
   // eager step's time grows with the batch once the GPU is the bottleneck or the host is
@@ -367,6 +409,98 @@ std::string node_sharing_used_text(const std::vector<NodeSharingAtN>& used) {
   return text;
 }
 
+// The self-checks over the measured configurations, one tally per way of calibrating.
+struct SelfChecks {
+  CheckTally model_only, calibrated, other_models, node_sharing;
+};
+
+// Measured configuration pairs[i] predicted again: model only (its prediction given), and
+// calibrated by the others' errors (leave one out), by the other models' errors only (leave
+// one model out), and by the named machine's cost of sharing a node alone where one is given;
+// each checked against its measured throughput.
+ValidationRow validation_row(const Predictor& predictor, const std::vector<MeasuredPair>& pairs,
+                             const std::vector<double>& errors, size_t i, const Prediction& model_only,
+                             const PredictOptions& options, NodeSharingByCount& node_sharing, SelfChecks& checks) {
+  const MeasuredConfig& n_gpu = *pairs[i].n_gpu;
+  const std::vector<double> others = errors_of_others(pairs, errors, i, false);
+  const std::vector<double> other_models = errors_of_others(pairs, errors, i, true);
+  ValidationRow row;
+  row.id = n_gpu.id;
+  row.model = n_gpu.params.model;
+  row.exec = n_gpu.params.exec;
+  row.parameters = n_gpu.params.parameters;
+  row.batch_per_rank = n_gpu.params.batch_per_rank;
+  row.world_size = n_gpu.params.world_size;
+  row.measured_throughput = n_gpu.throughput.mean;
+  const double measured = row.measured_throughput;
+  row.model_only = model_only;
+  row.calibrated = others.empty() ? model_only : predictor.predict(pairs[i].start, {1, row.world_size}, others);
+  checks.model_only.add(row.model_only, measured, row.model_only_error, row.model_only_covered);
+  checks.calibrated.add(row.calibrated, measured, row.calibrated_error, row.calibrated_covered);
+  if (options.node_sharing.given()) {
+    row.node_sharing = true;
+    row.node_sharing_calibrated =
+        predictor.predict(pairs[i].start, {1, row.world_size}, node_sharing.at(row.world_size).step_errors);
+    checks.node_sharing.add(row.node_sharing_calibrated, measured, row.node_sharing_error, row.node_sharing_covered);
+  }
+  if (!other_models.empty()) {
+    row.other_models = true;
+    row.other_models_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, other_models);
+    checks.other_models.add(row.other_models_calibrated, measured, row.other_models_error, row.other_models_covered);
+  }
+  return row;
+}
+
+ValidationSummary summary_of(const SelfChecks& checks, size_t configurations) {
+  ValidationSummary s;
+  s.configurations = configurations;
+  s.model_only_median_abs_error = checks.model_only.median_abs_error();
+  s.calibrated_median_abs_error = checks.calibrated.median_abs_error();
+  s.model_only_coverage = checks.model_only.coverage();
+  s.calibrated_coverage = checks.calibrated.coverage();
+  s.other_models_configurations = checks.other_models.errors.size();
+  s.other_models_median_abs_error = checks.other_models.median_abs_error();
+  s.other_models_coverage = checks.other_models.coverage();
+  s.node_sharing_configurations = checks.node_sharing.errors.size();
+  s.node_sharing_median_abs_error = checks.node_sharing.median_abs_error();
+  s.node_sharing_coverage = checks.node_sharing.coverage();
+  return s;
+}
+
+// Forward: every 1-GPU configuration at every target, calibrated by all measured errors,
+// or, where the study measured no N-GPU configuration, by the named profile's cost of
+// sharing a node at the target's GPUs a node.
+void predict_forward(const StudyDigest& study, const PredictOptions& options, const Predictor& predictor,
+                     const std::vector<double>& errors, NodeSharingByCount& node_sharing, ScalingPrediction& result) {
+  const bool own_errors = !errors.empty();
+  const bool named_cost = !own_errors && options.node_sharing.given();
+  const std::vector<double> model_only_errors;
+  if (own_errors)
+    result.calibration = "the model errors of the study's own " + std::to_string(errors.size()) +
+                         " N-GPU configurations";
+  if (named_cost) {
+    std::set<int> per_node;
+    for (const Topology& target : options.targets) per_node.insert(target.gpus_per_node);
+    for (int gpus : per_node) result.node_sharing_used.push_back(node_sharing.at(gpus));
+    result.calibration = node_sharing_profile_text(options.node_sharing) + "; " +
+                         node_sharing_used_text(result.node_sharing_used);
+  }
+  for (const MeasuredConfig& base : study.configs) {
+    if (base.params.world_size != 1) continue;
+    for (const Topology& target : options.targets) {
+      if (target.nodes > 1 && !(options.network.given())) {
+        result.notes.push_back("targets with more than one node need a network profile (--network)");
+        return;
+      }
+      const Starting start = predictor.starting_point(base, target.ranks());
+      if (!start.compute) continue;  // strong scaling without one rank's share measured
+      const std::vector<double>& calibration =
+          own_errors ? errors : named_cost ? node_sharing.at(target.gpus_per_node).step_errors : model_only_errors;
+      result.predictions.push_back(predictor.predict(start, target, calibration));
+    }
+  }
+}
+
 }  // namespace
 
 AllreduceCurve allreduce_curve_of(const StudyDigest& study, const PredictOptions& options) {
@@ -399,85 +533,13 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   }
   result.calibration_configurations = errors.size();
 
-  // Each measured configuration again, calibrated by the others' errors (leave one out), by
-  // the other models' errors only (leave one model out), and by the named machine's cost of
-  // sharing a node alone where one is given.
-  CheckTally model_only_checks, calibrated_checks, other_models_checks, node_sharing_checks;
   NodeSharingByCount node_sharing(options.node_sharing);
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const MeasuredConfig& n_gpu = *pairs[i].n_gpu;
-    const std::vector<double> others = errors_of_others(pairs, errors, i, false);
-    const std::vector<double> other_models = errors_of_others(pairs, errors, i, true);
-    ValidationRow row;
-    row.id = n_gpu.id;
-    row.model = n_gpu.params.model;
-    row.exec = n_gpu.params.exec;
-    row.parameters = n_gpu.params.parameters;
-    row.batch_per_rank = n_gpu.params.batch_per_rank;
-    row.world_size = n_gpu.params.world_size;
-    row.measured_throughput = n_gpu.throughput.mean;
-    const double measured = row.measured_throughput;
-    row.model_only = model_only[i];
-    row.calibrated = others.empty() ? model_only[i] : predictor.predict(pairs[i].start, {1, row.world_size}, others);
-    model_only_checks.add(row.model_only, measured, row.model_only_error, row.model_only_covered);
-    calibrated_checks.add(row.calibrated, measured, row.calibrated_error, row.calibrated_covered);
-    if (options.node_sharing.given()) {
-      row.node_sharing = true;
-      row.node_sharing_calibrated =
-          predictor.predict(pairs[i].start, {1, row.world_size}, node_sharing.at(row.world_size).step_errors);
-      node_sharing_checks.add(row.node_sharing_calibrated, measured, row.node_sharing_error, row.node_sharing_covered);
-    }
-    if (!other_models.empty()) {
-      row.other_models = true;
-      row.other_models_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, other_models);
-      other_models_checks.add(row.other_models_calibrated, measured, row.other_models_error, row.other_models_covered);
-    }
-    result.validation.push_back(row);
-  }
-  ValidationSummary& s = result.summary;
-  s.configurations = pairs.size();
-  s.model_only_median_abs_error = model_only_checks.median_abs_error();
-  s.calibrated_median_abs_error = calibrated_checks.median_abs_error();
-  s.model_only_coverage = model_only_checks.coverage();
-  s.calibrated_coverage = calibrated_checks.coverage();
-  s.other_models_configurations = other_models_checks.errors.size();
-  s.other_models_median_abs_error = other_models_checks.median_abs_error();
-  s.other_models_coverage = other_models_checks.coverage();
-  s.node_sharing_configurations = node_sharing_checks.errors.size();
-  s.node_sharing_median_abs_error = node_sharing_checks.median_abs_error();
-  s.node_sharing_coverage = node_sharing_checks.coverage();
+  SelfChecks checks;
+  for (size_t i = 0; i < pairs.size(); ++i)
+    result.validation.push_back(validation_row(predictor, pairs, errors, i, model_only[i], options, node_sharing, checks));
+  result.summary = summary_of(checks, pairs.size());
   result.measured_node_sharing = node_sharing_of_pairs(pairs, errors);
-
-  // Forward: every 1-GPU configuration at every target, calibrated by all measured errors,
-  // or, where the study measured no N-GPU configuration, by the named profile's cost of
-  // sharing a node at the target's GPUs a node.
-  const bool own_errors = !errors.empty();
-  const bool named_cost = !own_errors && options.node_sharing.given();
-  const std::vector<double> model_only_errors;
-  if (own_errors)
-    result.calibration = "the model errors of the study's own " + std::to_string(errors.size()) +
-                         " N-GPU configurations";
-  if (named_cost) {
-    std::set<int> per_node;
-    for (const Topology& target : options.targets) per_node.insert(target.gpus_per_node);
-    for (int gpus : per_node) result.node_sharing_used.push_back(node_sharing.at(gpus));
-    result.calibration = node_sharing_profile_text(options.node_sharing) + "; " +
-                         node_sharing_used_text(result.node_sharing_used);
-  }
-  for (const MeasuredConfig& base : study.configs) {
-    if (base.params.world_size != 1) continue;
-    for (const Topology& target : options.targets) {
-      if (target.nodes > 1 && !(options.network.given())) {
-        result.notes.push_back("targets with more than one node need a network profile (--network)");
-        return result;
-      }
-      const Starting start = predictor.starting_point(base, target.ranks());
-      if (!start.compute) continue;  // strong scaling without one rank's share measured
-      const std::vector<double>& calibration =
-          own_errors ? errors : named_cost ? node_sharing.at(target.gpus_per_node).step_errors : model_only_errors;
-      result.predictions.push_back(predictor.predict(start, target, calibration));
-    }
-  }
+  predict_forward(study, options, predictor, errors, node_sharing, result);
   return result;
 }
 

@@ -1,7 +1,9 @@
 // The report's sections in order (ReportBuilder), rendered by report_document.cpp and
-// written beside summary.csv/json. Over 500 lines because the sections share one builder's
-// state (the analysis, the document, the plotter); the parameter-threshold section, the
-// largest, lives apart in report_thresholds.cpp, the number formats in report_format.cpp.
+// written beside summary.csv/json. The builder holds what the sections share (the analysis,
+// the document, the plotter) and writes the short sections itself; each longer one lives in a
+// file of its own (report_results.cpp, report_time_breakdown.cpp, report_thresholds.cpp,
+// report_methodology.cpp and the others included below), the number formats in
+// report_format.cpp.
 #include "results/report/report_writer.hpp"
 
 #include "results/report/report_answer.hpp"
@@ -10,9 +12,12 @@
 #include "results/report/report_engines.hpp"
 #include "results/report/report_format.hpp"
 #include "results/report/report_launches.hpp"
+#include "results/report/report_methodology.hpp"
 #include "results/report/report_paired.hpp"
 #include "results/report/report_plots.hpp"
+#include "results/report/report_results.hpp"
 #include "results/report/report_thresholds.hpp"
+#include "results/report/report_time_breakdown.hpp"
 #include "results/report/report_why_not.hpp"
 #include "results/report/summary_export.hpp"
 #include "results/store/text_io.hpp"
@@ -166,19 +171,12 @@ class ReportBuilder {
   const ConfigSummary& cfg(size_t i) const { return a_.configs[i]; }
 
   std::vector<const Comparison*> comparisons_of(const std::string& model) const {
-    std::vector<const Comparison*> out;
-    for (const Comparison& c : a_.comparisons)  // ddpscale's engine: PyTorch DDP's has its own section
-      if (cfg(c.n_gpu).params.model == model && cfg(c.n_gpu).params.engine == kEngineDdpscale) out.push_back(&c);
-    return out;
+    return ddpscale_comparisons_of(a_, model);
   }
 
   int64_t parameters_of(const std::string& model) const { return ddpscale::parameters_of(a_, model); }
 
-  std::string device_word() const {
-    for (const ConfigSummary& c : a_.configs)
-      if (c.params.device == "cuda") return "GPUs";
-    return "CPU ranks";
-  }
+  std::string device_word() const { return ddpscale::device_word(a_); }
 
   // ---- Executive summary ----------------------------------------------------------
   void executive_summary() {
@@ -354,241 +352,9 @@ class ReportBuilder {
     doc_.table(t);
   }
 
-  // ---- Results per model -------------------------------------------------------------
-  void results_per_model() {
-    doc_.paragraph("Throughput is global samples per second (all ranks), the mean over runs and a 95% interval "
-                   "[low, high]: the t-interval of the mean log throughput, exponentiated, which never reaches "
-                   "below zero; speedup is N ranks over 1 with a 95% bootstrap interval, which decides whether more "
-                   "ranks paid off (its low end above 1); p is Welch's two-tailed test of N ranks against 1, "
-                   "a second opinion from another method." +
-                   std::string(on_gpus() ? " Memory is the largest rank's allocator peak, GPU utilisation the mean "
-                                           "NVML sample (n/a where none was taken)."
-                                         : ""));
-    for (const std::string& model : a_.models) {
-      doc_.heading(model, 3);
-      std::map<std::string, std::vector<const Comparison*>> by_variant;
-      for (const Comparison* c : comparisons_of(model)) by_variant[variant_of(cfg(c->n_gpu).params)].push_back(c);
-      for (const auto& [variant, comparisons] : by_variant) {
-        doc_.paragraph(variant + ":");
-        doc_.table(comparison_table(comparisons));
-      }
-      unmatched_rows(model);
-      throughput_plot(model);
-    }
-  }
+  void results_per_model() { results_.write_section(); }
 
-  ReportTable comparison_table(const std::vector<const Comparison*>& comparisons) const {
-    std::set<std::string> settings;
-    for (const Comparison* c : comparisons) settings.insert(settings_of(cfg(c->n_gpu).params));
-    const bool show_settings = settings.size() > 1;
-    ReportTable t;
-    const std::string unit = device_word() == "GPUs" ? "GPU" : "rank";
-    // Where no rank reported memory or utilisation (CPU ranks), the columns would only say n/a.
-    const auto measured = [&](double ConfigSummary::*value) {
-      return std::any_of(comparisons.begin(), comparisons.end(), [&](const Comparison* c) {
-        return std::isfinite(cfg(c->one_gpu).*value) || std::isfinite(cfg(c->n_gpu).*value);
-      });
-    };
-    const bool show_memory = measured(&ConfigSummary::peak_memory_bytes);
-    const bool show_utilization = measured(&ConfigSummary::gpu_utilization_pct);
-    t.header = {"batch/" + unit, "1 " + unit + " samples/s", "N", "N " + unit + "s samples/s", "speedup [95% CI]",
-                "efficiency", "p"};
-    if (show_memory) t.header.push_back("peak memory 1 → N");
-    if (show_utilization) t.header.push_back("GPU util 1 → N");
-    t.header.insert(t.header.end(), {"runs ok (1 / N)", "outliers (1 / N)"});
-    if (show_settings) t.header.insert(t.header.begin() + 3, "overlap, bucket");
-    t.right_aligned.assign(t.header.size(), true);
-    for (const Comparison* c : comparisons) {
-      const ConfigSummary& one = cfg(c->one_gpu);
-      const ConfigSummary& n = cfg(c->n_gpu);
-      std::vector<std::string> row = {
-          std::to_string(n.params.batch_per_rank), throughput_text(one.throughput), std::to_string(n.params.world_size),
-          throughput_text(n.throughput), speedup_text(c->speedup), percent(c->speedup.speedup / n.params.world_size),
-          p_text(c->speedup.p_value)};
-      if (show_memory) row.push_back(mib_text(one.peak_memory_bytes) + " → " + mib_text(n.peak_memory_bytes));
-      if (show_utilization)
-        row.push_back(percent(one.gpu_utilization_pct / 100) + " → " + percent(n.gpu_utilization_pct / 100));
-      row.push_back(std::to_string(one.runs_ok) + "/" + std::to_string(one.runs_total) + " / " +
-                    std::to_string(n.runs_ok) + "/" + std::to_string(n.runs_total));
-      row.push_back(std::to_string(one.outliers_removed) + " / " + std::to_string(n.outliers_removed));
-      if (show_settings) row.insert(row.begin() + 3, settings_of(n.params));
-      t.rows.push_back(row);
-    }
-    return t;
-  }
-
-  void unmatched_rows(const std::string& model) {
-    std::set<size_t> compared;
-    for (const Comparison& c : a_.comparisons) compared.insert(c.one_gpu), compared.insert(c.n_gpu);
-    ReportTable t;
-    t.header = {"batch/rank", "ranks", "settings", "samples/s", "runs ok", "why alone"};
-    t.right_aligned = {true, true, false, true, true, false};
-    for (size_t i = 0; i < a_.configs.size(); ++i) {
-      const ConfigSummary& c = cfg(i);
-      if (c.params.model != model || compared.count(i)) continue;
-      t.rows.push_back({std::to_string(c.params.batch_per_rank), std::to_string(c.params.world_size),
-                        variant_of(c.params), throughput_text(c.throughput),
-                        std::to_string(c.runs_ok) + "/" + std::to_string(c.runs_total),
-                        c.params.world_size == 1 ? "no N-rank configuration to compare" : "no 1-rank twin measured"});
-    }
-    if (t.rows.empty()) return;
-    doc_.paragraph("Configurations without a counterpart (shown, not compared):");
-    doc_.table(t);
-  }
-
-  void throughput_plot(const std::string& model) {
-    std::map<std::string, PlotSeries> series;  // by world size and variant
-    for (const ConfigSummary& c : a_.configs) {
-      if (c.params.model != model || c.throughput.n == 0) continue;
-      std::string label = ranks_text(c.params);
-      if (a_.nccl_profiles.size() > 1 || c.params.scaling != "weak") label += " (" + variant_of(c.params) + ")";
-      PlotSeries& s = series[label];
-      s.label = label;
-      s.x.push_back(static_cast<double>(c.params.batch_per_rank));
-      s.y.push_back(c.throughput.mean);
-      s.y_low.push_back(std::isfinite(c.throughput.ci_low) ? c.throughput.ci_low : c.throughput.mean);
-      s.y_high.push_back(std::isfinite(c.throughput.ci_high) ? c.throughput.ci_high : c.throughput.mean);
-    }
-    LinePlot plot;
-    plot.name = "throughput_" + safe_stem(model);
-    plot.title = model + ": throughput against batch size (95% CI)";
-    plot.x_label = "batch per rank";
-    plot.y_label = "samples/s (global)";
-    plot.log_x = true;
-    for (auto& [label, s] : series) plot.series.push_back(s);
-    add_figure(plot, model + ": samples/s against batch per rank, 1 and N ranks, 95% confidence intervals");
-  }
-
-  // ---- Where the time goes ----------------------------------------------------------
-  void time_breakdown() {
-    doc_.paragraph("Per-phase time per step in ms (mean over runs of each run's median step ± half-width of the "
-                   "95% t-interval). Allreduce total runs from the first bucket's launch to the last bucket's end and "
-                   "overlaps backward; allreduce exposed is the part after backward ended, the communication the "
-                   "overlap did not hide. 'Hidden' = 1 - exposed / total. Step is the slowest rank's; the other "
-                   "phases are means over ranks, so they need not add up to it exactly. A step run as one CUDA "
-                   "graph (exec graph) is timed as a whole: its phases are 'not split'.");
-    const Phase phases[] = {Phase::data, Phase::forward, Phase::backward, Phase::allreduce_total,
-                            Phase::allreduce_exposed, Phase::optimizer, Phase::step};
-    for (const std::string& model : a_.models) {
-      ReportTable t;
-      t.header = {"batch/rank", "ranks", "settings"};
-      for (Phase p : phases) t.header.push_back(std::string(phase_name(p)) + " (ms)");
-      t.header.push_back("hidden");
-      t.right_aligned.assign(t.header.size(), true);
-      t.right_aligned[2] = false;
-      StackedBarPlot bars;
-      bars.name = "phases_" + safe_stem(model);
-      bars.title = model + ": median time per step by phase";
-      bars.y_label = "ms per step";
-      bars.segments = {"data", "forward", "backward", "allreduce exposed", "optimizer"};
-      bars.values.assign(bars.segments.size(), {});
-      for (const ConfigSummary& c : a_.configs) {
-        if (c.params.model != model) continue;
-        std::vector<std::string> row = {std::to_string(c.params.batch_per_rank), std::to_string(c.params.world_size),
-                                        variant_of(c.params) + (c.params.world_size > 1 ? ", " + settings_of(c.params) : "")};
-        for (Phase p : phases) row.push_back(phase_cell(c, p));
-        const double total = c.phase_us[size_t(Phase::allreduce_total)].mean;
-        const double exposed = c.phase_us[size_t(Phase::allreduce_exposed)].mean;
-        row.push_back(c.params.world_size > 1 && total > 0 && c.params.exec != "graph" ? percent(1 - exposed / total)
-                                                                                     : "n/a");
-        t.rows.push_back(row);
-        add_bar(bars, c);
-      }
-      if (t.rows.empty()) continue;
-      doc_.heading(model, 3);
-      doc_.table(t);
-      cpu_cores_of(model);
-      add_figure(bars, model + ": median ms per step by phase (data, forward, backward, exposed allreduce, optimizer)");
-    }
-    eager_against_graph();
-  }
-
-  // On CPU the ranks' compute phases depend on whether they shared the host's cores: said
-  // for each N-rank configuration whose ranks recorded their CPU masks and threads.
-  void cpu_cores_of(const std::string& model) {
-    std::vector<std::string> items;
-    for (const ConfigSummary& c : a_.configs) {
-      if (c.params.model != model || c.params.device != "cpu" || c.params.world_size < 2) continue;
-      const std::string sentence = core_sharing_sentence(c.cores);
-      if (!sentence.empty())
-        items.push_back("batch " + std::to_string(c.params.batch_per_rank) + " per rank on " +
-                        std::to_string(c.params.world_size) + " ranks: " + sentence);
-    }
-    if (items.empty()) return;
-    doc_.paragraph("How the CPU ranks used the host's cores (their CPU masks, sched_getaffinity, and LibTorch's "
-                   "intra-op threads): ranks sharing cores slow each other's forward, backward and optimizer.");
-    doc_.bullets(items);
-  }
-
-  // Each configuration run as one CUDA graph beside the same configuration run op by op.
-  // The graph's step is what is left once the host does not issue every kernel: eager /
-  // graph is how many times over that floor the ordinary loop's step is.
-  void eager_against_graph() {
-    auto same_but_exec = [](ConfigParams p) {
-      p.exec = "eager";
-      return twin_key(p) + "|" + std::to_string(p.world_size) + "|" + round_trip_text(p.bucket_mb) + "|" +
-             (p.overlap ? "overlap" : "sequential") + "|" + p.allreduce_dtype;
-    };
-    std::map<std::string, size_t> eager_index;
-    for (size_t i = 0; i < a_.configs.size(); ++i)
-      if (a_.configs[i].params.exec == "eager") eager_index[same_but_exec(a_.configs[i].params)] = i;
-    ReportTable t;
-    t.header = {"model", "batch/rank", "ranks", "eager step (ms)", "graph step (ms)", "eager / graph",
-                "graph samples/s over eager", "GPU busy (ms)", "eager / busy", "graph / busy"};
-    t.right_aligned.assign(t.header.size(), true);
-    t.right_aligned[0] = false;
-    for (const ConfigSummary& graph : a_.configs) {
-      if (graph.params.exec != "graph") continue;
-      const auto twin = eager_index.find(same_but_exec(graph.params));
-      if (twin == eager_index.end()) continue;
-      const ConfigSummary& eager = a_.configs[twin->second];
-      const double eager_step = eager.phase_us[size_t(Phase::step)].mean;
-      const double graph_step = graph.phase_us[size_t(Phase::step)].mean;
-      // Both modes run the same kernels (the graph is captured from an eager step), so either
-      // measures the floor, and both can only over-state it: an NCCL kernel that waits for its
-      // peer counts as busy. The smaller is the tighter. Eager's rank that reaches a collective
-      // first waits longest (2x H200, mlp-large batch 32 on 2 GPUs: eager 0.604 ms against
-      // graph 0.476 ms, with a 0.528 ms graph step).
-      const double busy = std::fmin(eager.gpu_busy_us, graph.gpu_busy_us);  // fmin skips a NaN
-      auto over_busy = [busy](double step) { return std::isfinite(busy) && busy > 0 ? format_number(step / busy, 3) + "x" : "n/a"; };
-      t.rows.push_back({graph.params.model, std::to_string(graph.params.batch_per_rank),
-                        std::to_string(graph.params.world_size), fixed_ms(eager_step), fixed_ms(graph_step),
-                        format_number(eager_step / graph_step, 3) + "x",
-                        format_number(graph.throughput.mean / eager.throughput.mean, 3) + "x",
-                        std::isfinite(busy) ? fixed_ms(busy) : "n/a", over_busy(eager_step), over_busy(graph_step)});
-    }
-    if (t.rows.empty()) return;
-    doc_.heading("Eager against CUDA graph", 3);
-    doc_.paragraph("The same configurations run op by op (eager) and as one CUDA graph per step (exec graph), "
-                   "step time as the mean over runs of each run's median step. The graph removes the host's "
-                   "per-kernel launch work, so its step is the floor for this model on this machine, and eager / "
-                   "graph says how many times over that floor ordinary training runs. GPU busy is the kernel-time "
-                   "floor: the time per step the GPU spent in kernels, copies and memsets (their union, so "
-                   "overlapping streams count once), from the profiler over extra steps after the measured ones "
-                   "(gpu_busy_steps; median over runs of the least busy rank, since an NCCL kernel waiting for a "
-                   "peer counts as busy; n/a where not measured). step / busy "
-                   "is how far each mode is from the hardware.");
-    doc_.table(t);
-  }
-
-  // A phase's time per step in ms, or why there is none.
-  static std::string phase_cell(const ConfigSummary& c, Phase p) {
-    if (c.params.exec == "graph" && p != Phase::step) return "not split";  // one CUDA graph per step
-    if (c.params.world_size == 1 && (p == Phase::allreduce_total || p == Phase::allreduce_exposed))
-      return "none";  // one rank runs no communication code
-    return mean_pm_ci(c.phase_us[static_cast<size_t>(p)], fixed_ms, fixed_ms);
-  }
-
-  void add_bar(StackedBarPlot& bars, const ConfigSummary& c) {
-    bars.bars.push_back("b" + std::to_string(c.params.batch_per_rank) + " x" + std::to_string(c.params.world_size) +
-                        (a_.nccl_profiles.size() > 1 ? " " + c.params.nccl_profile : ""));
-    const Phase segments[] = {Phase::data, Phase::forward, Phase::backward, Phase::allreduce_exposed, Phase::optimizer};
-    for (size_t i = 0; i < bars.segments.size(); ++i) {
-      const bool no_communication = c.params.world_size == 1 && segments[i] == Phase::allreduce_exposed;
-      const double median_us = no_communication ? 0.0 : c.phase_us[static_cast<size_t>(segments[i])].median;
-      bars.values[i].push_back(std::isfinite(median_us) ? median_us / 1000 : 0.0);
-    }
-  }
+  void time_breakdown() { time_breakdown_.write_section(); }
 
   // ---- NCCL profiles ---------------------------------------------------------------
   // Only where the study ran two profiles or more (compares_nccl_profiles).
@@ -638,109 +404,7 @@ class ReportBuilder {
     doc_.table(t);
   }
 
-  // ---- Methodology -----------------------------------------------------------------
-  // "commit (N configurations, finished FIRST to LAST)" per build, in order of first finish:
-  // a study continued with --resume may have been measured by several builds.
-  std::string builds_text() const {
-    struct Build {
-      size_t configs = 0;
-      std::string first, last;
-    };
-    std::map<std::string, Build> builds;
-    size_t unrecorded = 0;
-    for (const ConfigRecord& record : study_.configs) {
-      if (record.git_commit.empty()) {
-        ++unrecorded;
-        continue;
-      }
-      Build& b = builds[record.git_commit];
-      ++b.configs;
-      if (b.first.empty() || record.finished_utc < b.first) b.first = record.finished_utc;
-      if (record.finished_utc > b.last) b.last = record.finished_utc;
-    }
-    std::vector<std::pair<std::string, Build>> ordered(builds.begin(), builds.end());
-    std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
-    std::string text;
-    for (const auto& [commit, b] : ordered) {
-      text += (text.empty() ? "" : "; ") + commit + " (" + std::to_string(b.configs) +
-              (b.configs == 1 ? " configuration" : " configurations");
-      if (!b.first.empty()) text += ", finished " + (b.first == b.last ? b.first : b.first + " to " + b.last);
-      text += ")";
-    }
-    if (unrecorded > 0)
-      text += (text.empty() ? "" : "; ") + std::string("not recorded for ") + std::to_string(unrecorded) +
-              (unrecorded == 1 ? " configuration" : " configurations") + " (files written before the build was stored "
-              "per configuration; the study's own commit is in " + section_ref(Section::test_configuration) + ")";
-    return text;
-  }
-
-  // How the halves of the speedups ran, from the runs' start times (config_summary.hpp).
-  std::string run_order_text() const {
-    size_t interleaved = 0, apart = 0, unknown = 0;
-    for (const Comparison& c : a_.comparisons) {
-      switch (run_order(a_.configs[c.one_gpu], a_.configs[c.n_gpu])) {
-        case RunOrder::interleaved: ++interleaved; break;
-        case RunOrder::one_after_the_other: ++apart; break;
-        case RunOrder::unknown: ++unknown; break;
-      }
-    }
-    if (a_.comparisons.empty()) return "no N-GPU configuration with a 1-GPU twin";
-    std::string text = "of " + std::to_string(a_.comparisons.size()) + " comparisons, " + std::to_string(interleaved) +
-                       " ran their 1-GPU and N-GPU runs interleaved (A B B A, the sweep's default), " +
-                       std::to_string(apart) + " one configuration after the other";
-    if (unknown > 0) text += ", " + std::to_string(unknown) + " without stored start times";
-    return text;
-  }
-
-  void methodology() {
-    std::set<std::string> plans;
-    size_t outliers = 0, failed = 0;
-    std::vector<std::string> failures;
-    for (const ConfigSummary& c : a_.configs) {
-      plans.insert(std::to_string(c.params.runs) + " runs x (" + std::to_string(c.params.warmup_steps) +
-                   " warm-up + " + std::to_string(c.params.measured_steps) + " measured steps)");
-      outliers += c.outliers_removed;
-      failed += c.runs_failed;
-      for (const std::string& f : c.failures) failures.push_back(c.id + ": " + f);
-    }
-    std::string plan_text;
-    for (const auto& p : plans) plan_text += (plan_text.empty() ? "" : "; ") + p;
-    doc_.bullets({
-        "Runs per configuration: " + plan_text + "; run k's data and dropout come from seed + k (initial "
-            "parameters: docs/methodology.md, \"What one run is\").",
-        "Builds that measured the configurations: " + builds_text() + ".",
-        "Outliers: modified Z-score (Iglewicz and Hoaglin) of run throughputs above 3.5 removed: " +
-            std::to_string(outliers) + " runs in all, counted per configuration in " + section_ref(Section::results_per_model) + ".",
-        "Failed runs (excluded, counted): " + std::to_string(failed) + ".",
-        "Run order: " + run_order_text() + ".",
-        "Means with 95% Student-t intervals; medians and quartiles (R type 7) in summary.csv.",
-        "Speedup: ratio of mean throughputs, 95% percentile bootstrap (10,000 resamples of each group, fixed seed "
-        "20240917); efficiency = speedup / ranks; p: Welch's two-tailed t-test.",
-        "Break-even: least squares of speedup on log10 parameters, crossing 1.0; 95% bootstrap over configurations.",
-        "Details and reasons: docs/methodology.md."});
-    if (!failures.empty()) {
-      doc_.paragraph("Failed runs:");
-      if (failures.size() > 50) {
-        const size_t more = failures.size() - 50;
-        failures.resize(50);
-        failures.push_back("... and " + std::to_string(more) + " more (summary.json lists all)");
-      }
-      doc_.bullets(failures);
-    }
-    std::string commands;
-    for (const StudySource& source : study_.sources)
-      if (source.metadata && !source.metadata->command_line.empty())
-        commands += source.metadata->command_line + "\n";
-    commands += options_.command_line + "\n";
-    doc_.paragraph("Commands that produced the study and this report:");
-    doc_.preformatted(commands);
-    if (!study_.skipped.empty()) {
-      doc_.paragraph("Inputs skipped (--skip-bad):");
-      doc_.bullets(study_.skipped);
-    }
-    doc_.paragraph(plots_note_.empty() ? "Plots: gnuplot, data and scripts beside the images in plots/."
-                                       : "Plots: " + plots_note_ + ".");
-  }
+  void methodology() { methodology_.write_section(plots_note_); }
 
   // ---- figures ---------------------------------------------------------------------
   template <typename Plot>
@@ -778,6 +442,11 @@ class ReportBuilder {
   ThresholdsText thresholds_{a_, doc_,
                              [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); },
                              section_ref(Section::parameter_thresholds)};
+  ResultsText results_{a_, doc_, [this](const LinePlot& plot, const std::string& caption) { add_figure(plot, caption); }};
+  TimeBreakdownText time_breakdown_{
+      a_, doc_, [this](const StackedBarPlot& plot, const std::string& caption) { add_figure(plot, caption); }};
+  MethodologyText methodology_{study_, a_, doc_, options_.command_line, section_ref(Section::test_configuration),
+                               section_ref(Section::results_per_model)};
 };
 
 }  // namespace

@@ -166,6 +166,125 @@ std::string paid_off_text(const ConfigSummary& s, const Comparison* k) {
   return k->paid_off() ? "true" : "false";
 }
 
+using Json = nlohmann::ordered_json;
+
+// One object per configuration, a member per summary.csv column, and its failures.
+Json configurations_json(const StudyAnalysis& analysis) {
+  const std::vector<Column> cols = columns();
+  Json configurations = Json::array();
+  for (size_t row = 0; row < analysis.configs.size(); ++row) {
+    const ConfigSummary& s = analysis.configs[row];
+    const Comparison* k = comparison_of(analysis, row);
+    Json entry;
+    for (const Column& col : cols) {
+      Json& cell = entry[col.name];
+      if (col.name == "paid_off") {
+        const std::string paid = paid_off_text(s, k);
+        if (!paid.empty()) cell = paid == "true";  // else null
+      } else if (col.flag) {
+        cell = col.flag(s);
+      } else if (col.text) {
+        cell = col.text(s);
+      } else {
+        cell = col.number(s, k);  // NaN is written as null
+      }
+    }
+    entry["failures"] = s.failures;
+    configurations.push_back(std::move(entry));
+  }
+  return configurations;
+}
+
+// An object that starts with the threshold group it belongs to.
+Json group_object(const ThresholdGroup& group) {
+  return Json{{"world_size", group.world_size}, {"exec", group.exec}, {"dtype", group.dtype}};
+}
+
+// family: "" for a group's break-even over all its models.
+Json break_even_object(const ThresholdGroup& group, const std::string& family, const BreakEven& be) {
+  Json object = group_object(group);
+  if (!family.empty()) object["family"] = family;
+  object.update(Json{{"configurations", static_cast<int64_t>(be.configs)},
+                     {"found", be.found},
+                     {"parameters", be.parameters},
+                     {"ci95_low", be.ci.low},
+                     {"ci95_high", be.ci.high},
+                     {"extrapolated", be.extrapolated},
+                     {"far_extrapolated", be.far_extrapolated},
+                     {"fit_intercept", be.fit.intercept},
+                     {"fit_slope_per_decade", be.fit.slope},
+                     {"reason", be.reason}});
+  return object;
+}
+
+Json break_even_json(const StudyAnalysis& analysis) {
+  Json list = Json::array();
+  for (const auto& [group, be] : analysis.break_even) list.push_back(break_even_object(group, "", be));
+  return list;
+}
+
+// -1 ("no such size") as null.
+Json parameters_or_null(int64_t parameters) { return parameters < 0 ? Json() : Json(parameters); }
+
+Json measured_thresholds_json(const StudyAnalysis& analysis) {
+  Json measured = Json::array();
+  for (const auto& [group, rows] : analysis.measured_thresholds)
+    for (const MeasuredThreshold& m : rows) {
+      Json object = group_object(group);
+      object.update(Json{{"family", m.family},
+                         {"batch_per_rank", m.batch},
+                         {"sizes_compared", m.sizes},
+                         {"pays_off_from_parameters", parameters_or_null(m.pays_from)},
+                         {"pays_off_from_model", m.pays_from_model},
+                         {"largest_not_paying_parameters", parameters_or_null(m.largest_not_paying)},
+                         {"largest_not_paying_model", m.largest_not_paying_model}});
+      measured.push_back(std::move(object));
+    }
+  return measured;
+}
+
+// Per model family, for groups that compared several (study_analysis.hpp).
+Json break_even_by_family_json(const StudyAnalysis& analysis) {
+  Json by_family = Json::array();
+  for (const auto& [group, families] : analysis.break_even_by_family)
+    for (const auto& [family, be] : families) by_family.push_back(break_even_object(group, family, be));
+  return by_family;
+}
+
+// One pair of twin configurations, ddpscale's and PyTorch DDP's, and their ratio.
+Json engine_entry(const StudyAnalysis& analysis, size_t ddpscale, size_t pytorch, const SpeedupEstimate& ratio) {
+  const ConfigParams& p = analysis.configs[ddpscale].params;
+  return Json{{"ddpscale_config", analysis.configs[ddpscale].id},
+              {"pytorch_config", analysis.configs[pytorch].id},
+              {"model", p.model},
+              {"batch_per_rank", p.batch_per_rank},
+              {"world_size", p.world_size},
+              {"dtype", p.dtype},
+              {"exec", p.exec},
+              {"ddpscale_samples_per_second", analysis.configs[ddpscale].throughput.mean},
+              {"pytorch_samples_per_second", analysis.configs[pytorch].throughput.mean},
+              {"ddpscale_over_pytorch", ratio.speedup},
+              {"ci95_low", ratio.speedup_ci.valid() ? Json(ratio.speedup_ci.low) : Json()},
+              {"ci95_high", ratio.speedup_ci.valid() ? Json(ratio.speedup_ci.high) : Json()},
+              {"verdict", engine_ratio_verdict(ratio)}};
+}
+
+// Both engines' twins (report_engines.hpp), one object per pair of configurations: the
+// report's "Beside PyTorch DDP" figures for a script that checks them.
+Json engines_json(const StudyAnalysis& analysis) {
+  Json engines = Json::array();
+  std::set<size_t> listed;  // a 1-rank configuration is in one pair per larger world size
+  for (const EnginePair& e : engine_pairs(analysis)) {
+    if (listed.insert(e.ddpscale->one_gpu).second)
+      engines.push_back(engine_entry(analysis, e.ddpscale->one_gpu, e.pytorch->one_gpu, e.ratio_one));
+    if (listed.insert(e.ddpscale->n_gpu).second)
+      engines.push_back(engine_entry(analysis, e.ddpscale->n_gpu, e.pytorch->n_gpu, e.ratio_n));
+  }
+  for (const EngineTwin& e : engine_twins_without_comparison(analysis))
+    engines.push_back(engine_entry(analysis, e.ddpscale, e.pytorch, e.ratio));
+  return engines;
+}
+
 }  // namespace
 
 std::string csv_field(const std::string& text) {
@@ -196,98 +315,12 @@ std::string summary_csv(const StudyAnalysis& analysis) {
 }
 
 std::string summary_json(const StudyAnalysis& analysis) {
-  using Json = nlohmann::ordered_json;
-  const std::vector<Column> cols = columns();
   Json json;
-  Json& configurations = json["configurations"] = Json::array();
-  for (size_t row = 0; row < analysis.configs.size(); ++row) {
-    const ConfigSummary& s = analysis.configs[row];
-    const Comparison* k = comparison_of(analysis, row);
-    Json entry;
-    for (const Column& col : cols) {
-      Json& cell = entry[col.name];
-      if (col.name == "paid_off") {
-        const std::string paid = paid_off_text(s, k);
-        if (!paid.empty()) cell = paid == "true";  // else null
-      } else if (col.flag) {
-        cell = col.flag(s);
-      } else if (col.text) {
-        cell = col.text(s);
-      } else {
-        cell = col.number(s, k);  // NaN is written as null
-      }
-    }
-    entry["failures"] = s.failures;
-    configurations.push_back(std::move(entry));
-  }
-  // An object that starts with the threshold group it belongs to.
-  const auto group_object = [](const ThresholdGroup& group) {
-    return Json{{"world_size", group.world_size}, {"exec", group.exec}, {"dtype", group.dtype}};
-  };
-  const auto break_even = [&](const ThresholdGroup& group, const std::string& family, const BreakEven& be) {
-    Json object = group_object(group);
-    if (!family.empty()) object["family"] = family;
-    object.update(Json{{"configurations", static_cast<int64_t>(be.configs)},
-                       {"found", be.found},
-                       {"parameters", be.parameters},
-                       {"ci95_low", be.ci.low},
-                       {"ci95_high", be.ci.high},
-                       {"extrapolated", be.extrapolated},
-                       {"far_extrapolated", be.far_extrapolated},
-                       {"fit_intercept", be.fit.intercept},
-                       {"fit_slope_per_decade", be.fit.slope},
-                       {"reason", be.reason}});
-    return object;
-  };
-  Json& break_even_list = json["break_even"] = Json::array();
-  for (const auto& [group, be] : analysis.break_even) break_even_list.push_back(break_even(group, "", be));
-  // -1 ("no such size") as null.
-  const auto parameters_or_null = [](int64_t parameters) { return parameters < 0 ? Json() : Json(parameters); };
-  Json& measured = json["measured_thresholds"] = Json::array();
-  for (const auto& [group, rows] : analysis.measured_thresholds)
-    for (const MeasuredThreshold& m : rows) {
-      Json object = group_object(group);
-      object.update(Json{{"family", m.family},
-                         {"batch_per_rank", m.batch},
-                         {"sizes_compared", m.sizes},
-                         {"pays_off_from_parameters", parameters_or_null(m.pays_from)},
-                         {"pays_off_from_model", m.pays_from_model},
-                         {"largest_not_paying_parameters", parameters_or_null(m.largest_not_paying)},
-                         {"largest_not_paying_model", m.largest_not_paying_model}});
-      measured.push_back(std::move(object));
-    }
-  // Per model family, for groups that compared several (study_analysis.hpp).
-  Json& by_family = json["break_even_by_family"] = Json::array();
-  for (const auto& [group, families] : analysis.break_even_by_family)
-    for (const auto& [family, be] : families) by_family.push_back(break_even(group, family, be));
-  // Both engines' twins (report_engines.hpp), one object per pair of configurations: the
-  // report's "Beside PyTorch DDP" figures for a script that checks them.
-  Json& engines = json["engines"] = Json::array();
-  const auto engine_entry = [&](size_t ddpscale, size_t pytorch, const SpeedupEstimate& ratio) {
-    const ConfigParams& p = analysis.configs[ddpscale].params;
-    return Json{{"ddpscale_config", analysis.configs[ddpscale].id},
-                {"pytorch_config", analysis.configs[pytorch].id},
-                {"model", p.model},
-                {"batch_per_rank", p.batch_per_rank},
-                {"world_size", p.world_size},
-                {"dtype", p.dtype},
-                {"exec", p.exec},
-                {"ddpscale_samples_per_second", analysis.configs[ddpscale].throughput.mean},
-                {"pytorch_samples_per_second", analysis.configs[pytorch].throughput.mean},
-                {"ddpscale_over_pytorch", ratio.speedup},
-                {"ci95_low", ratio.speedup_ci.valid() ? Json(ratio.speedup_ci.low) : Json()},
-                {"ci95_high", ratio.speedup_ci.valid() ? Json(ratio.speedup_ci.high) : Json()},
-                {"verdict", engine_ratio_verdict(ratio)}};
-  };
-  std::set<size_t> listed;  // a 1-rank configuration is in one pair per larger world size
-  for (const EnginePair& e : engine_pairs(analysis)) {
-    if (listed.insert(e.ddpscale->one_gpu).second)
-      engines.push_back(engine_entry(e.ddpscale->one_gpu, e.pytorch->one_gpu, e.ratio_one));
-    if (listed.insert(e.ddpscale->n_gpu).second)
-      engines.push_back(engine_entry(e.ddpscale->n_gpu, e.pytorch->n_gpu, e.ratio_n));
-  }
-  for (const EngineTwin& e : engine_twins_without_comparison(analysis))
-    engines.push_back(engine_entry(e.ddpscale, e.pytorch, e.ratio));
+  json["configurations"] = configurations_json(analysis);
+  json["break_even"] = break_even_json(analysis);
+  json["measured_thresholds"] = measured_thresholds_json(analysis);
+  json["break_even_by_family"] = break_even_by_family_json(analysis);
+  json["engines"] = engines_json(analysis);
   return json_text(json) + "\n";
 }
 

@@ -61,10 +61,8 @@ ExtraSection predicted_scaling_section(const ReportPrediction& prediction) {
               (prediction.result.unreliable.empty() ? "" : " Its predictions failed their self-check: unreliable.")};
 }
 
-}  // namespace
-
-int run_report_command(int argc, char** argv) {
-  cxxopts::Options options(argv[0], "Turns study folders (made by `ddpscale sweep`) into report.md, report.html, plots "
+cxxopts::Options report_command_options(const char* program) {
+  cxxopts::Options options(program, "Turns study folders (made by `ddpscale sweep`) into report.md, report.html, plots "
                                     "(SVG, PNG) and summary.csv/summary.json: confidence intervals, speedups with "
                                     "significance, phase breakdowns and parameter thresholds.");
   options.add_options()
@@ -81,6 +79,45 @@ int run_report_command(int argc, char** argv) {
       ("h,help", "show this help");
   options.parse_positional({"studies"});
   options.positional_help("STUDY_DIR [STUDY_DIR...]");
+  return options;
+}
+
+// Loads the studies, analyses them, predicts where asked and writes the report folder; says
+// what it wrote on standard output and what it skipped or doubts on standard error.
+void write_study_report(const std::vector<std::string>& inputs, const LoadOptions& load, ReportOptions& report,
+                        std::optional<ReportPrediction>& prediction) {
+  const LoadedStudy study = load_studies(inputs, load);
+  for (const std::string& skipped : study.skipped) std::cerr << "ddpscale report: skipped " << skipped << std::endl;
+  const StudyAnalysis analysis = analyze_study(study.configs);
+  if (prediction) {
+    const StudyDigest digest = digest_from_loaded(study);
+    require_allreduce_curve(digest, prediction->options, prediction->args, prediction->source);
+    prediction->result = predict_scaling(digest, prediction->options);
+    assess_predictions(prediction->result, digest, prediction->options);
+    report.extra_sections.push_back(predicted_scaling_section(*prediction));
+  }
+  ReportResult result = write_report(study, analysis, report);
+  if (prediction) {
+    const auto tables = write_prediction_tables(prediction->result, prediction->options, prediction->source, report.out_dir);
+    result.files.insert(result.files.end(), tables.begin(), tables.end());
+    std::cout << "predicted scaling: " << self_check_line(prediction->result.summary) << std::endl;
+    for (const std::string& warning : prediction->result.warnings)
+      std::cerr << "ddpscale report: warning: " << warning << std::endl;
+    if (!prediction->result.unreliable.empty())
+      std::cout << "predicted scaling: unreliable, no break-even verdict drawn: " << prediction->result.unreliable
+                << std::endl;
+    for (const std::string& note : prediction->result.notes) std::cerr << "ddpscale report: note: " << note << std::endl;
+  }
+  if (!result.plots_note.empty()) std::cerr << "ddpscale report: " << result.plots_note << std::endl;
+  std::cout << "report: " << result.files.front() << " (" << analysis.configs.size() << " configurations, "
+            << analysis.comparisons.size() << " comparisons; " << result.files.size() << " files in "
+            << report.out_dir << ")" << std::endl;
+}
+
+}  // namespace
+
+int run_report_command(int argc, char** argv) {
+  cxxopts::Options options = report_command_options(argv[0]);
   ReportOptions report;
   LoadOptions load;
   std::vector<std::string> inputs;
@@ -117,32 +154,7 @@ int run_report_command(int argc, char** argv) {
   }
 
   try {
-    const LoadedStudy study = load_studies(inputs, load);
-    for (const std::string& skipped : study.skipped) std::cerr << "ddpscale report: skipped " << skipped << std::endl;
-    const StudyAnalysis analysis = analyze_study(study.configs);
-    if (prediction) {
-      const StudyDigest digest = digest_from_loaded(study);
-      require_allreduce_curve(digest, prediction->options, prediction->args, prediction->source);
-      prediction->result = predict_scaling(digest, prediction->options);
-      assess_predictions(prediction->result, digest, prediction->options);
-      report.extra_sections.push_back(predicted_scaling_section(*prediction));
-    }
-    ReportResult result = write_report(study, analysis, report);
-    if (prediction) {
-      const auto tables = write_prediction_tables(prediction->result, prediction->options, prediction->source, report.out_dir);
-      result.files.insert(result.files.end(), tables.begin(), tables.end());
-      std::cout << "predicted scaling: " << self_check_line(prediction->result.summary) << std::endl;
-      for (const std::string& warning : prediction->result.warnings)
-        std::cerr << "ddpscale report: warning: " << warning << std::endl;
-      if (!prediction->result.unreliable.empty())
-        std::cout << "predicted scaling: unreliable, no break-even verdict drawn: " << prediction->result.unreliable
-                  << std::endl;
-      for (const std::string& note : prediction->result.notes) std::cerr << "ddpscale report: note: " << note << std::endl;
-    }
-    if (!result.plots_note.empty()) std::cerr << "ddpscale report: " << result.plots_note << std::endl;
-    std::cout << "report: " << result.files.front() << " (" << analysis.configs.size() << " configurations, "
-              << analysis.comparisons.size() << " comparisons; " << result.files.size() << " files in "
-              << report.out_dir << ")" << std::endl;
+    write_study_report(inputs, load, report, prediction);
   } catch (const std::exception& e) {
     std::cerr << "ddpscale report: " << e.what() << std::endl;
     return 2;

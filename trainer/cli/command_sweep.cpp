@@ -27,8 +27,8 @@ static std::vector<std::string> launch_args_as_given(const cxxopts::ParseResult&
   return given;
 }
 
-int run_sweep_command(int argc, char** argv) {
-  cxxopts::Options options(argv[0], "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec, "
+static cxxopts::Options sweep_command_options(const char* program) {
+  cxxopts::Options options(program, "Runs a whole study (models x batch sizes x world sizes x ...) from a YAML spec, "
                                     "over the spec's launches of fresh processes (launches:), one HDF5 file per "
                                     "configuration and launch.");
   options.add_options()
@@ -61,6 +61,51 @@ int run_sweep_command(int argc, char** argv) {
   options.add_options()("h,help", "show this help");
   options.parse_positional({"spec"});
   options.positional_help("SPEC.yaml");
+  return options;
+}
+
+// The sweep's options from the parsed command line, and the spec they name (read and
+// checked); throws UsageError or SpecError on what is wrong.
+static void read_sweep_args(const cxxopts::ParseResult& args, int argc, char** argv, SweepOptions& sweep,
+                            SweepSpec& spec, LaunchOptions& launch) {
+  sweep.dry_run = args.count("dry-run") > 0;
+  sweep.probe_seconds = args["probe-seconds"].as<double>();
+  if (!(sweep.probe_seconds >= 0))
+    throw UsageError("--probe-seconds must be 0 or more (0: no estimate), got " +
+                     round_trip_text(sweep.probe_seconds));
+  sweep.memory_check = args.count("no-memory-check") == 0;
+  sweep.spec_path = args["spec"].as<std::string>();
+  sweep.out_dir = args["out"].as<std::string>();
+  require_output_folder("--out", sweep.out_dir);
+  sweep.resume = args.count("resume") > 0;
+  sweep.overwrite = args.count("overwrite") > 0;
+  sweep.nccl_profile = args["nccl-profile"].as<std::string>();
+  sweep.commbench = args.count("no-commbench") == 0;
+  sweep.command_line = typed_command_line(argc, argv);
+  // A launch started by the driver of a study records the command the user typed.
+  if (const char* study_command = std::getenv(kStudyCommandVariable); study_command && args.count("launch")) {
+    sweep.command_line = study_command;
+    sweep.later_launches_follow = true;
+  }
+  if (args.count("launch")) {
+    const int launch_number = args["launch"].as<int>();
+    if (launch_number < 1) throw UsageError("--launch counts from 1, got " + std::to_string(launch_number));
+    sweep.launch = launch_number - 1;
+  }
+  sweep.launcher = args["launcher"].as<std::string>();
+  if (sweep.launcher.find_first_not_of(" \t") == std::string::npos)
+    throw UsageError("--launcher is empty; give the launcher, e.g. --launcher \"mpirun --bind-to none\"");
+  sweep.launch_args = launch_args_as_given(args);
+  launch = launch_options_from(args);
+  spec = load_sweep_spec(sweep.spec_path);
+  if (args.count("launches")) {
+    spec.launches = args["launches"].as<int>();
+    if (spec.launches < 1) throw UsageError("--launches must be 1 or more, got " + std::to_string(spec.launches));
+  }
+}
+
+int run_sweep_command(int argc, char** argv) {
+  cxxopts::Options options = sweep_command_options(argv[0]);
   SweepOptions sweep;
   SweepSpec spec;
   LaunchOptions launch;
@@ -74,40 +119,7 @@ int run_sweep_command(int argc, char** argv) {
     args = options.parse(argc, argv);
     if (printed_help(options, args, "mpirun -np 2 ddpscale sweep experiments/quick.yaml --out studies/quick")) return 0;
     if (!args.count("spec")) throw UsageError("give the sweep spec: ddpscale sweep SPEC.yaml --out DIR");
-    sweep.dry_run = args.count("dry-run") > 0;
-    sweep.probe_seconds = args["probe-seconds"].as<double>();
-    if (!(sweep.probe_seconds >= 0))
-      throw UsageError("--probe-seconds must be 0 or more (0: no estimate), got " +
-                       round_trip_text(sweep.probe_seconds));
-    sweep.memory_check = args.count("no-memory-check") == 0;
-    sweep.spec_path = args["spec"].as<std::string>();
-    sweep.out_dir = args["out"].as<std::string>();
-    require_output_folder("--out", sweep.out_dir);
-    sweep.resume = args.count("resume") > 0;
-    sweep.overwrite = args.count("overwrite") > 0;
-    sweep.nccl_profile = args["nccl-profile"].as<std::string>();
-    sweep.commbench = args.count("no-commbench") == 0;
-    sweep.command_line = typed_command_line(argc, argv);
-    // A launch started by the driver of a study records the command the user typed.
-    if (const char* study_command = std::getenv(kStudyCommandVariable); study_command && args.count("launch")) {
-      sweep.command_line = study_command;
-      sweep.later_launches_follow = true;
-    }
-    if (args.count("launch")) {
-      const int launch = args["launch"].as<int>();
-      if (launch < 1) throw UsageError("--launch counts from 1, got " + std::to_string(launch));
-      sweep.launch = launch - 1;
-    }
-    sweep.launcher = args["launcher"].as<std::string>();
-    if (sweep.launcher.find_first_not_of(" \t") == std::string::npos)
-      throw UsageError("--launcher is empty; give the launcher, e.g. --launcher \"mpirun --bind-to none\"");
-    sweep.launch_args = launch_args_as_given(args);
-    launch = launch_options_from(args);
-    spec = load_sweep_spec(sweep.spec_path);
-    if (args.count("launches")) {
-      spec.launches = args["launches"].as<int>();
-      if (spec.launches < 1) throw UsageError("--launches must be 1 or more, got " + std::to_string(spec.launches));
-    }
+    read_sweep_args(args, argc, argv, sweep, spec, launch);
   } catch (const std::exception& e) {
     usage_error = usage_error_text(e, argc, argv, program);
   }

@@ -162,6 +162,57 @@ const std::vector<RenamedOption>& renamed_train_options() {
   return renamed;
 }
 
+// On CPU, how many threads each rank computes with and on how many cores it may run ("" on a GPU).
+static std::string cpu_threads_text(const DeviceChoice& device) {
+  return device.cuda ? ""
+                     : " (" + std::to_string(at::get_num_threads()) + " intra-op threads per rank, CPU mask of " +
+                           std::to_string(cores_in(cpu_mask_of_this_process()).size()) + " cores)";
+}
+
+// The line that opens the output: the model, the ranks and device, the batch and the runs.
+static void print_train_header(const ModelDescription& model, const TrainOptions& train, int world,
+                               const DeviceChoice& device, const std::string& cpu_threads) {
+  std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s%s, batch %lld per rank (%s), %d runs x %d "
+              "steps after %d warm-up%s\n",
+              model.name.c_str(), static_cast<long long>(model.parameters), world, device.describe().c_str(),
+              cpu_threads.c_str(),
+              static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
+              train.warmup,
+              train.process_shift_mib > 0 ? (", " + std::to_string(train.process_shift_mib) + " MiB held first").c_str() : "");
+  std::fflush(stdout);  // the header shows before the first run ends, also in a pipe
+}
+
+// The configuration's runs on this rank's group, each printed as it ends (with --take-turns
+// each one when the driver says go); the exit status: 0 when every run ended well.
+static int train_configuration(const TrainOptions& train, const MpiGroup& group, Communicator* comm,
+                               const DeviceChoice& device, bool printer) {
+  // Held from before the configuration's model until its last run, as a sweep holds its
+  // launch's amount (ConfigurationRuns only records it).
+  const torch::Tensor process_shift = hold_device_memory(train.process_shift_mib, torch_device_of(device));
+  ConfigurationRuns runs(train, group, comm, device);
+  if (train.take_turns) {
+    std::printf("# ready for turns: send 'go' for each run, 'stop' to end\n");
+    std::fflush(stdout);
+  }
+  while (!runs.done()) {
+    if (train.take_turns) {
+      const Turn turn = next_turn();
+      if (turn == Turn::unreadable) return 2;
+      if (turn == Turn::stop) break;
+    }
+    runs.run_next([&](const RunRecord& run) { print_run_line(stdout, run); });
+  }
+  const ConfigRecord record = runs.take_record();
+  if (train.take_turns && record.runs.empty()) {
+    std::fprintf(stderr, "ddpscale train: no run was started (standard input ended before the first 'go')\n");
+    return 1;
+  }
+  if (printer) print_config_summary(stdout, record, train.placement_shifts_mib);
+  for (const auto& run : record.runs)
+    if (run.status != RunStatus::ok) return 1;
+  return 0;
+}
+
 int run_train_command(int argc, char** argv) {
   const std::string program = argv[0];
   CurrentSpellings spelt(argc, argv, renamed_train_options());
@@ -203,45 +254,9 @@ int run_train_command(int argc, char** argv) {
   auto comm = make_training_communicator(*group, device);
 
   const bool printer = group->rank() == 0;
-  // On CPU, how many threads each rank computes with and on how many cores it may run.
-  const std::string cpu_threads =
-      device.cuda ? ""
-                  : " (" + std::to_string(at::get_num_threads()) + " intra-op threads per rank, CPU mask of " +
-                        std::to_string(cores_in(cpu_mask_of_this_process()).size()) + " cores)";
-  if (printer)
-    std::printf("# ddpscale train: %s (%lld parameters), %d rank(s) on %s%s, batch %lld per rank (%s), %d runs x %d "
-                "steps after %d warm-up%s\n",
-                model.name.c_str(), static_cast<long long>(model.parameters), world, device.describe().c_str(),
-                cpu_threads.c_str(),
-                static_cast<long long>(batch_per_rank(train, world)), train.scaling.c_str(), train.runs, train.steps,
-                train.warmup,
-                train.process_shift_mib > 0 ? (", " + std::to_string(train.process_shift_mib) + " MiB held first").c_str() : "");
-  if (printer) std::fflush(stdout);  // the header shows before the first run ends, also in a pipe
-  // Held from before the configuration's model until its last run, as a sweep holds its
-  // launch's amount (ConfigurationRuns only records it).
-  const torch::Tensor process_shift = hold_device_memory(train.process_shift_mib, torch_device_of(device));
-  ConfigurationRuns runs(train, *group, comm.get(), device);
-  if (train.take_turns) {
-    std::printf("# ready for turns: send 'go' for each run, 'stop' to end\n");
-    std::fflush(stdout);
-  }
-  while (!runs.done()) {
-    if (train.take_turns) {
-      const Turn turn = next_turn();
-      if (turn == Turn::unreadable) return 2;
-      if (turn == Turn::stop) break;
-    }
-    runs.run_next([&](const RunRecord& run) { print_run_line(stdout, run); });
-  }
-  const ConfigRecord record = runs.take_record();
-  if (train.take_turns && record.runs.empty()) {
-    std::fprintf(stderr, "ddpscale train: no run was started (standard input ended before the first 'go')\n");
-    return 1;
-  }
-  if (printer) print_config_summary(stdout, record, train.placement_shifts_mib);
-  for (const auto& run : record.runs)
-    if (run.status != RunStatus::ok) return 1;
-  return 0;
+  const std::string cpu_threads = cpu_threads_text(device);
+  if (printer) print_train_header(model, train, world, device, cpu_threads);
+  return train_configuration(train, *group, comm.get(), device, printer);
 }
 
 }  // namespace ddpscale

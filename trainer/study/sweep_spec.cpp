@@ -164,19 +164,16 @@ void parse_overrides(const SpecReader& r, const YAML::Node& node, SweepSpec& spe
   }
 }
 
-}  // namespace
-
-SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
-  SweepSpec spec;
-  spec.path = path;
-  spec.text = text;
-  YAML::Node root;
+YAML::Node load_yaml(const std::string& text, const std::string& path) {
   try {
-    root = YAML::Load(text);
+    return YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw SpecError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
-  SpecReader r(path);
+}
+
+// The spec is a map of known keys and has the three that span the grid.
+void check_keys(const SpecReader& r, const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) throw SpecError(path + ": expected a YAML map of keys (models, batch_sizes, ...)");
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
@@ -188,8 +185,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   }
   for (const char* required : {"models", "batch_sizes", "world_sizes"})
     if (!root[required]) throw SpecError(path + ": key '" + required + "' is required");
+}
 
-  auto& b = spec.base;
+// name, models, batch_sizes, world_sizes and scaling.
+void parse_grid(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) {
   spec.name = root["name"] ? r.scalar<std::string>(root["name"], "name", "a string") : "study";
   parse_models(r, root["models"], spec);
   spec.batch_sizes = positive_list(r, root["batch_sizes"], "batch_sizes");
@@ -202,6 +201,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     for (const auto& s : spec.scaling)
       if (s != "weak" && s != "strong") r.fail(root["scaling"], "scaling", "'" + s + "' is not weak or strong");
   }
+}
+
+// runs, steps, warmup, the optimizer, its learning rate and gpu_busy_steps.
+void parse_schedule(const SpecReader& r, const YAML::Node& root, TrainOptions& b) {
   if (root["runs"]) b.runs = r.positive<int>(root["runs"], "runs");
   if (root["steps"]) b.steps = r.positive<int>(root["steps"], "steps");
   if (root["warmup"]) {
@@ -218,6 +221,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     b.gpu_busy_steps = r.scalar<int>(root["gpu_busy_steps"], "gpu_busy_steps", "an integer");
     if (b.gpu_busy_steps < 0) r.fail(root["gpu_busy_steps"], "gpu_busy_steps", "must not be negative");
   }
+}
+
+// dtype, allreduce_dtype and exec.
+void parse_precision_and_exec(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) {
   if (root["dtype"]) spec.dtypes = precision_list(r, root["dtype"], "dtype");
   if (root["allreduce_dtype"]) spec.allreduce_dtypes = precision_list(r, root["allreduce_dtype"], "allreduce_dtype");
   if (root["exec"]) {
@@ -225,9 +232,14 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     for (const auto& mode : spec.execs)
       if (mode != "eager" && mode != "graph") r.fail(root["exec"], "exec", "'" + mode + "' is not eager or graph");
   }
+}
+
+// placement_shifts_mib (within a process) and process_shifts_mib (one per launch).
+void parse_memory_shifts(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) {
   if (root["placement_shifts_mib"]) {
-    b.placement_shifts_mib = r.list<int>(root["placement_shifts_mib"], "placement_shifts_mib", "MiB, e.g. [0, 20, 40, 60]");
-    for (int mib : b.placement_shifts_mib)
+    spec.base.placement_shifts_mib =
+        r.list<int>(root["placement_shifts_mib"], "placement_shifts_mib", "MiB, e.g. [0, 20, 40, 60]");
+    for (int mib : spec.base.placement_shifts_mib)
       if (mib < 0) r.fail(root["placement_shifts_mib"], "placement_shifts_mib", "must not be negative");
   }
   if (root["process_shifts_mib"]) {
@@ -236,7 +248,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     for (int mib : spec.process_shifts_mib)
       if (mib < 0) r.fail(root["process_shifts_mib"], "process_shifts_mib", "must not be negative");
   }
-  if (root["seed"]) b.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
+}
+
+// interleave_runs, design and paired_seconds, and whether they go together.
+void parse_design(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) {
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
   if (root["design"]) {
     spec.design = r.scalar<std::string>(root["design"], "design", "paired or runs");
@@ -249,7 +264,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
   if (spec.design == "paired" && root["interleave_runs"] && !spec.interleave_runs)
     r.fail(root["interleave_runs"], "interleave_runs",
            "false needs design: runs (the paired design measures each N-rank configuration beside its 1-rank twin)");
-  if (root["memory_check"]) spec.memory_check = r.scalar<bool>(root["memory_check"], "memory_check", "true or false");
+}
+
+// launches, target_half_width and min_launches.
+void parse_launch_count(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) {
   if (root["launches"]) spec.launches = r.positive<int>(root["launches"], "launches");
   if (root["target_half_width"]) {
     spec.target_half_width = r.positive<double>(root["target_half_width"], "target_half_width");
@@ -267,6 +285,10 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
     if (spec.min_launches < 2)
       r.fail(root["min_launches"], "min_launches", "must be 2 or more: an interval over launches needs two of them");
   }
+}
+
+// dropout, broadcast_buffers, first_bucket_mb and the models' input and sizes.
+void parse_model_options(const SpecReader& r, const YAML::Node& root, TrainOptions& b) {
   if (root["dropout"]) b.dropout = r.scalar<bool>(root["dropout"], "dropout", "true or false");
   if (root["broadcast_buffers"])
     b.broadcast_buffers = r.scalar<bool>(root["broadcast_buffers"], "broadcast_buffers", "true or false");
@@ -282,12 +304,39 @@ SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
       if (std::string(key) == "vocab") b.vocab = value;
       if (std::string(key) == "classes") b.classes = value;
     }
+}
+
+// bucket_mb and overlap, each a value or a list of them.
+void parse_buckets(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) {
   if (root["bucket_mb"]) {
     spec.bucket_mb = r.list<double>(root["bucket_mb"], "bucket_mb", "positive numbers (MiB)");
     for (double mb : spec.bucket_mb)
       if (!(mb > 0)) r.fail(root["bucket_mb"], "bucket_mb", "must be positive");
   }
   if (root["overlap"]) spec.overlap = r.list<bool>(root["overlap"], "overlap", "true or false");
+}
+
+}  // namespace
+
+// The keys are read in a fixed order, so that a spec with several mistakes is always told
+// of the same one first.
+SweepSpec parse_sweep_spec(const std::string& text, const std::string& path) {
+  SweepSpec spec;
+  spec.path = path;
+  spec.text = text;
+  const YAML::Node root = load_yaml(text, path);
+  SpecReader r(path);
+  check_keys(r, root, path);
+  parse_grid(r, root, spec);
+  parse_schedule(r, root, spec.base);
+  parse_precision_and_exec(r, root, spec);
+  parse_memory_shifts(r, root, spec);
+  if (root["seed"]) spec.base.seed = r.scalar<uint64_t>(root["seed"], "seed", "a non-negative integer");
+  parse_design(r, root, spec);
+  if (root["memory_check"]) spec.memory_check = r.scalar<bool>(root["memory_check"], "memory_check", "true or false");
+  parse_launch_count(r, root, spec);
+  parse_model_options(r, root, spec.base);
+  parse_buckets(r, root, spec);
   if (root["nccl_profiles"]) parse_nccl_profiles(r, root["nccl_profiles"], spec);
   if (root["overrides"]) parse_overrides(r, root["overrides"], spec);
   return spec;
