@@ -11,25 +11,26 @@
 namespace ddpscale {
 namespace {
 
-std::string where(const std::string& path, const YAML::Node& node) {
+std::string path_and_line(const std::string& path, const YAML::Node& node) {
   return node.Mark().line >= 0 ? path + ":" + std::to_string(node.Mark().line + 1) : path;
 }
 
 std::string scalar_text(const std::string& path, const std::string& name, const YAML::Node& entry, const char* key) {
   const YAML::Node value = entry[key];
   if (!value || !value.IsScalar())
-    throw std::invalid_argument(where(path, entry) + ": network '" + name + "' needs " + key +
+    throw std::invalid_argument(path_and_line(path, entry) + ": network '" + name + "' needs " + key +
                                 " (e.g. bandwidth: 400Gb/s, latency: 3us)");
   return value.Scalar();
 }
 
 NamedNetwork named_network(const std::string& path, const std::string& name, const YAML::Node& entry) {
   if (!entry.IsMap())
-    throw std::invalid_argument(where(path, entry) + ": network '" + name + "': expected a map of bandwidth, latency, about");
+    throw std::invalid_argument(path_and_line(path, entry) + ": network '" + name +
+                                "': expected a map of bandwidth, latency, about");
   for (const auto& kv : entry) {
     const std::string key = kv.first.as<std::string>();
     if (key != "bandwidth" && key != "latency" && key != "about")
-      throw std::invalid_argument(where(path, kv.first) + ": network '" + name + "': unknown key '" + key +
+      throw std::invalid_argument(path_and_line(path, kv.first) + ": network '" + name + "': unknown key '" + key +
                                   "' (bandwidth, latency, about)");
   }
   const std::string profile_text = scalar_text(path, name, entry, "bandwidth") + "," + scalar_text(path, name, entry, "latency");
@@ -39,7 +40,7 @@ NamedNetwork named_network(const std::string& path, const std::string& name, con
   try {
     network.profile = parse_network_profile(profile_text);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(where(path, entry) + ": network '" + name + "': " + e.what());
+    throw std::invalid_argument(path_and_line(path, entry) + ": network '" + name + "': " + e.what());
   }
   network.profile.text = name + " (" + profile_text + ")";
   return network;

@@ -65,7 +65,7 @@ Growth compute_growth(const ConfigSummary& one, const ConfigSummary& n) {
   return growth;
 }
 
-std::string joined(const std::vector<std::string>& parts) {
+std::string joined_with_and(const std::vector<std::string>& parts) {
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i)
     text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
@@ -79,8 +79,9 @@ std::string growth_text(const ConfigSummary& one, const ConfigSummary& n, const 
     on_n.push_back(fixed_ms(mean_us(n, phase)));
     on_one.push_back(fixed_ms(mean_us(one, phase)));
   }
-  return joined(names) + " took " + joined(on_n) + " ms per step on " + ranks_of(n) + " against " + joined(on_one) +
-         " ms on 1" + (one.params.batch_per_rank == n.params.batch_per_rank ? " for the same batch per rank" : "") +
+  return joined_with_and(names) + " took " + joined_with_and(on_n) + " ms per step on " + ranks_of(n) + " against " +
+         joined_with_and(on_one) + " ms on 1" +
+         (one.params.batch_per_rank == n.params.batch_per_rank ? " for the same batch per rank" : "") +
          " (step " + fixed_ms(mean_us(n, Phase::step)) + " ms)";
 }
 

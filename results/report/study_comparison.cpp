@@ -77,7 +77,7 @@ std::string ratio_text(double ratio, const Interval& ci) {
 bool overlap(const Interval& x, const Interval& y) { return x.low <= y.high && y.low <= x.high; }
 
 // The N-rank comparison of configuration `index` of an analysis, if it has a twin.
-const Comparison* comparison_of(const StudyAnalysis& analysis, size_t index) {
+const Comparison* n_rank_comparison_of(const StudyAnalysis& analysis, size_t index) {
   for (const Comparison& c : analysis.comparisons)
     if (c.n_gpu == index) return &c;
   return nullptr;
@@ -242,8 +242,8 @@ ComparisonResult compare_loaded(const LoadedStudy& study_a, const LoadedStudy& s
     c.significant = c.p_value < options.alpha && c.ratio_ci.valid() && !c.ratio_ci.contains(1.0);
 
     if (ca.params.world_size > 1) {
-      const Comparison* ka = comparison_of(a, i);
-      const Comparison* kb = comparison_of(b, in_b->second);
+      const Comparison* ka = n_rank_comparison_of(a, i);
+      const Comparison* kb = n_rank_comparison_of(b, in_b->second);
       if (ka) c.speedup_a = ka->speedup;
       if (kb) c.speedup_b = kb->speedup;
       if (ka && kb) {
@@ -375,7 +375,7 @@ ReportDocument build_document(const ComparisonResult& r) {
   return doc;
 }
 
-std::string number_text(double value) { return std::isfinite(value) ? round_trip_text(value) : ""; }
+std::string cell_text(double value) { return std::isfinite(value) ? round_trip_text(value) : ""; }
 
 }  // namespace
 
@@ -393,12 +393,12 @@ std::string comparison_csv(const ComparisonResult& r) {
            std::to_string(p.parameters) + "," + csv_field(p.scaling) + "," + std::to_string(p.batch_per_rank) + "," +
            std::to_string(p.world_size) + "," + csv_field(p.exec) + "," + csv_field(p.dtype) + "," +
            csv_field(p.nccl_profile) + "," + std::to_string(c.throughput_a.n) + "," + std::to_string(c.throughput_b.n) +
-           "," + number_text(c.throughput_a.mean) + "," + number_text(c.throughput_b.mean) + "," + number_text(c.ratio) +
-           "," + number_text(c.ratio_ci.low) + "," + number_text(c.ratio_ci.high) + "," + number_text(c.p_value) + "," +
+           "," + cell_text(c.throughput_a.mean) + "," + cell_text(c.throughput_b.mean) + "," + cell_text(c.ratio) +
+           "," + cell_text(c.ratio_ci.low) + "," + cell_text(c.ratio_ci.high) + "," + cell_text(c.p_value) + "," +
            (c.significant ? "true" : "false");
     for (const std::optional<ConfigSpeedup>& s : {c.speedup_a, c.speedup_b})
-      out += s ? "," + number_text(s->speedup) + "," + number_text(s->speedup_ci.low) + "," +
-                     number_text(s->speedup_ci.high)
+      out += s ? "," + cell_text(s->speedup) + "," + cell_text(s->speedup_ci.low) + "," +
+                     cell_text(s->speedup_ci.high)
                : std::string(",,,");
     out += "," + csv_field(c.agreement == SpeedupAgreement::not_compared ? "" : agreement_name(c.agreement)) + "\n";
   }

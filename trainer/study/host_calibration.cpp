@@ -19,7 +19,7 @@ constexpr int kHostRepetitions = 5;
 constexpr int kDeviceLaunches = 32;
 constexpr int kDeviceRepetitions = 3;
 
-double median_of(std::vector<double> values) {
+double upper_median_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
 }
@@ -57,14 +57,14 @@ CalibrationReading measure_calibration(const torch::Device& device) {
   CalibrationReading reading;
   std::vector<double> host;
   for (int i = 0; i < kHostRepetitions; ++i) host.push_back(time_host_loop());
-  reading.host_us = median_of(host);
+  reading.host_us = upper_median_of(host);
   if (device.is_cuda()) {
     torch::NoGradGuard no_grad;
     torch::Tensor value = torch::zeros({1}, torch::TensorOptions().device(device));
     time_device_launches(value);  // the first launches load kernels; not part of the reading
     std::vector<double> times;
     for (int i = 0; i < kDeviceRepetitions; ++i) times.push_back(time_device_launches(value));
-    reading.device_us = median_of(times);
+    reading.device_us = upper_median_of(times);
   }
   return reading;
 }
