@@ -1,5 +1,6 @@
 #include "comm/commbench.hpp"
 
+#include "comm/bus_bandwidth.hpp"
 #include "comm/check.hpp"
 #include "comm/mpi_context.hpp"
 
@@ -14,7 +15,7 @@ namespace ddpscale {
 
 double algbw_gbs(size_t bytes, double time_us) { return time_us > 0 ? static_cast<double>(bytes) / (time_us * 1e3) : 0.0; }
 
-double busbw_gbs(double algbw, int ranks) { return ranks > 0 ? algbw * 2.0 * (ranks - 1) / ranks : 0.0; }
+double busbw_gbs(double algbw, int ranks) { return algbw * allreduce_bus_factor(ranks); }
 
 std::vector<size_t> commbench_sizes(const CommBenchOptions& options) {
   if (options.min_bytes == 0 || options.max_bytes < options.min_bytes)

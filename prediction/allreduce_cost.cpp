@@ -1,5 +1,7 @@
 #include "prediction/allreduce_cost.hpp"
 
+#include "comm/bus_bandwidth.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -54,8 +56,7 @@ NetworkProfile parse_network_profile(const std::string& text) {
 
 double allreduce_time_us_from_busbw(double bytes, double busbw_gbs, int ranks) {
   if (ranks < 2 || !(busbw_gbs > 0)) throw std::invalid_argument("a bus bandwidth needs 2 or more ranks and a positive value");
-  const double n = ranks;
-  const double algbw_bytes_per_us = busbw_gbs * 1e3 * n / (2 * (n - 1));
+  const double algbw_bytes_per_us = busbw_gbs * 1e3 / allreduce_bus_factor(ranks);
   return bytes / algbw_bytes_per_us;
 }
 
@@ -103,9 +104,8 @@ double AllreduceCostModel::step_latency_us() const {
 
 double AllreduceCostModel::us_per_byte_sent(double bytes) const {
   if (!(bytes > 0)) return 0;
-  const double m = measured_ranks_;
   const double data_part = std::max(0.0, measured_time_us(bytes) - std::exp(log_time_.front()));
-  return data_part / (bytes * 2 * (m - 1) / m);
+  return data_part / (bytes * allreduce_bus_factor(measured_ranks_));
 }
 
 double AllreduceCostModel::ring_us(double bytes, int ranks) const {
@@ -113,7 +113,7 @@ double AllreduceCostModel::ring_us(double bytes, int ranks) const {
   const double m = measured_ranks_, n = ranks;
   const double latency = std::exp(log_time_.front());
   const double bandwidth_part = std::max(0.0, measured_time_us(bytes) - latency);
-  return latency * (n - 1) / (m - 1) + bandwidth_part * ((n - 1) / n) / ((m - 1) / m);
+  return latency * (n - 1) / (m - 1) + bandwidth_part * allreduce_bus_factor(ranks) / allreduce_bus_factor(measured_ranks_);
 }
 
 namespace {
