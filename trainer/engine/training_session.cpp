@@ -89,19 +89,7 @@ torch::Tensor hold_device_memory(int mib, const torch::Device& device) {
 TrainingSession::TrainingSession(const SessionSetup& setup)
     : setup_(setup), bf16_autocast_(setup.options.dtype == "bfloat16") {
   const auto& o = setup_.options;
-  // Before anything else the session allocates: a kernel can run several percent faster or
-  // slower by where its buffers land (cuDNN's persistent LSTM on an H100, docs/methodology.md,
-  // "Where the buffers land"), so runs that hold different amounts first measure that spread too.
-  // The cache is emptied first, also for a shift of 0: otherwise the previous run's freed
-  // blocks serve this run at the same addresses whatever it holds (PyTorch's runs with a
-  // shift but a kept cache all took 2.703-2.709 ms over four shifts on the H100, where a
-  // shift made first in a fresh process moved them 2.0%).
-  if (o.placement_shift_mib >= 0 && setup_.device.is_cuda()) {
-#ifdef DDPSCALE_CUDA
-    c10::cuda::CUDACachingAllocator::emptyCache();
-#endif
-    placement_shift_ = hold_device_memory(o.placement_shift_mib, setup_.device);
-  }
+  hold_placement_shift();
 #ifdef DDPSCALE_CUDA_GRAPHS
   if (o.exec == "graph") captured_ = std::make_unique<GraphStep>(setup_.device);
 #endif
@@ -115,7 +103,36 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     torchscript_unoptimized_ = std::make_unique<torch::jit::GraphOptimizerEnabledGuard>(false);
   const uint64_t run_seed = o.seed + static_cast<uint64_t>(setup_.run_index);
   const ModelOptions model_options = model_options_from(o);
+  create_model(run_seed, model_options);
+  create_batch(run_seed, model_options);
+  const bool fused = resolved_optimizer(o.optimizer, o.optimizer_impl, setup_.device.is_cuda()) == "adam-fused";
+  optimizer_ = make_optimizer(o.optimizer, fused, o.lr, parameters_);
+  create_step_clock();
+  if (setup_.world_size > 1) create_reducer();
+  // Dropout differs per rank, as it does in real data-parallel training.
+  torch::manual_seed(run_seed * 1000003ULL + static_cast<uint64_t>(setup_.rank) + 1);
+  zero_gradients();
+}
 
+void TrainingSession::hold_placement_shift() {
+  const auto& o = setup_.options;
+  // Before anything else the session allocates: a kernel can run several percent faster or
+  // slower by where its buffers land (cuDNN's persistent LSTM on an H100, docs/methodology.md,
+  // "Where the buffers land"), so runs that hold different amounts first measure that spread too.
+  // The cache is emptied first, also for a shift of 0: otherwise the previous run's freed
+  // blocks serve this run at the same addresses whatever it holds (PyTorch's runs with a
+  // shift but a kept cache all took 2.703-2.709 ms over four shifts on the H100, where a
+  // shift made first in a fresh process moved them 2.0%).
+  if (o.placement_shift_mib >= 0 && setup_.device.is_cuda()) {
+#ifdef DDPSCALE_CUDA
+    c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+    placement_shift_ = hold_device_memory(o.placement_shift_mib, setup_.device);
+  }
+}
+
+void TrainingSession::create_model(uint64_t run_seed, const ModelOptions& model_options) {
+  const auto& o = setup_.options;
   // Same seed on every rank, and rank 0's values are broadcast anyway.
   if (setup_.initial_model) {
     model_ = setup_.initial_model->fresh();
@@ -130,7 +147,10 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   // averaged nor stepped; every built-in model trains all of its parameters.
   for (const auto& p : model_->parameters())
     if (p.requires_grad()) parameters_.push_back(p);
+}
 
+void TrainingSession::create_batch(uint64_t run_seed, const ModelOptions& model_options) {
+  const auto& o = setup_.options;
   // Every rank generates the global batch and keeps its own slice, so N ranks with batch
   // b see exactly the data of one rank with batch N*b (the equivalence the tests check).
   const int64_t local = o.batch;
@@ -147,10 +167,11 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
     inputs_ = inputs_.to(setup_.device);
   }
   labels_ = batch.labels.narrow(0, local * setup_.rank, local).contiguous().to(setup_.device);
+}
 
-  const bool fused = resolved_optimizer(o.optimizer, o.optimizer_impl, setup_.device.is_cuda()) == "adam-fused";
-  optimizer_ = make_optimizer(o.optimizer, fused, o.lr, parameters_);
-
+// --phase-timing's clock: CUDA events on the compute and NCCL streams on a GPU, host time otherwise.
+void TrainingSession::create_step_clock() {
+  const auto& o = setup_.options;
   [[maybe_unused]] void* comm_stream = nullptr;
 #ifdef DDPSCALE_CUDA
   if (setup_.device.is_cuda()) {
@@ -163,32 +184,32 @@ TrainingSession::TrainingSession(const SessionSetup& setup)
   }
 #endif
   if (!clock_ && o.phase_timing) clock_ = make_host_step_clock(o.steps);
+}
 
-  if (setup_.world_size > 1) {
-    std::vector<torch::Tensor> params;
-    std::vector<std::string> names;
-    for (const auto& item : model_->named_parameters()) {
-      if (!item.value().requires_grad()) continue;
-      names.push_back(item.key());
-      params.push_back(item.value());
-    }
-    ReducerOptions reducer_options;
-    reducer_options.bucket_mb = o.bucket_mb;
-    reducer_options.first_bucket_mb = o.first_bucket_mb;
-    reducer_options.overlap = o.overlap;
-    reducer_options.bfloat16_allreduce = o.allreduce_dtype == "bfloat16";
-    // Gathered in graph mode too: inside the capture autograd's gradients come from the graph's
-    // pool and the bucket is fixed, so a replay's cat reads and writes the captured addresses.
-    reducer_options.gradients_stay_in_buckets = false;
-    reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
-    reducer_->broadcast_parameters();
-    const auto buffers = model_->buffers();
-    if (o.broadcast_buffers && !buffers.empty())
-      buffer_broadcast_ = std::make_unique<BufferBroadcast>(buffers, *setup_.comm);
+// World size > 1: the gradient reducer over the trainable parameters (rank 0's values broadcast
+// to every rank) and, where asked, the buffers' broadcast.
+void TrainingSession::create_reducer() {
+  const auto& o = setup_.options;
+  std::vector<torch::Tensor> params;
+  std::vector<std::string> names;
+  for (const auto& item : model_->named_parameters()) {
+    if (!item.value().requires_grad()) continue;
+    names.push_back(item.key());
+    params.push_back(item.value());
   }
-  // Dropout differs per rank, as it does in real data-parallel training.
-  torch::manual_seed(run_seed * 1000003ULL + static_cast<uint64_t>(setup_.rank) + 1);
-  zero_gradients();
+  ReducerOptions reducer_options;
+  reducer_options.bucket_mb = o.bucket_mb;
+  reducer_options.first_bucket_mb = o.first_bucket_mb;
+  reducer_options.overlap = o.overlap;
+  reducer_options.bfloat16_allreduce = o.allreduce_dtype == "bfloat16";
+  // Gathered in graph mode too: inside the capture autograd's gradients come from the graph's
+  // pool and the bucket is fixed, so a replay's cat reads and writes the captured addresses.
+  reducer_options.gradients_stay_in_buckets = false;
+  reducer_ = std::make_unique<GradientReducer>(params, names, *setup_.comm, reducer_options, clock_.get());
+  reducer_->broadcast_parameters();
+  const auto buffers = model_->buffers();
+  if (o.broadcast_buffers && !buffers.empty())
+    buffer_broadcast_ = std::make_unique<BufferBroadcast>(buffers, *setup_.comm);
 }
 
 TrainingSession::~TrainingSession() = default;

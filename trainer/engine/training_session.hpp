@@ -89,6 +89,13 @@ class TrainingSession {
   std::pair<double, double> parameter_checksum() const;
 
  private:
+  // The constructor's steps, in the order it takes them.
+  void hold_placement_shift();
+  void create_model(uint64_t run_seed, const ModelOptions& model_options);
+  void create_batch(uint64_t run_seed, const ModelOptions& model_options);
+  void create_step_clock();
+  void create_reducer();
+
   void step(int measured_index);
   // The step's work; returns the loss. Also what --exec graph captures.
   torch::Tensor step_body(StepClock* clock, bool first_measured_step);

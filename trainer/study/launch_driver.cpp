@@ -3,7 +3,7 @@
 #include "comm/check.hpp"
 #include "comm/mpi_context.hpp"
 #include "trainer/study/stop_signals.hpp"
-#include "trainer/study/sweep_runner.hpp"
+#include "trainer/study/sweep_options.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>

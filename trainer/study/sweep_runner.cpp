@@ -13,7 +13,6 @@
 #include "trainer/engine/training_session.hpp"
 #include "trainer/launch/cli_util.hpp"
 #include "trainer/launch/device_choice.hpp"
-#include "trainer/launch/heartbeat.hpp"
 #include "trainer/launch/launch_prologue.hpp"
 #include "trainer/launch/system_report.hpp"
 #include "trainer/study/config_runner.hpp"
@@ -22,10 +21,10 @@
 #include "trainer/study/memory_preflight.hpp"
 #include "trainer/study/paired_blocks.hpp"
 #include "trainer/study/run_summary.hpp"
-#include "trainer/study/step_probe.hpp"
 #include "trainer/study/stop_signals.hpp"
-#include "trainer/study/stored_run_times.hpp"
-#include "trainer/study/sweep_eta.hpp"
+#include "trainer/study/sweep_estimate.hpp"
+#include "trainer/study/sweep_plan.hpp"
+#include "trainer/study/sweep_progress.hpp"
 #include "trainer/study/train_options.hpp"
 
 #include <unistd.h>
@@ -103,223 +102,6 @@ std::string broadcast_verdict(const MpiGroup& world, std::string verdict, const 
   return verdict;
 }
 
-NcclProfile select_profile(const SweepSpec& spec, const std::string& requested) {
-  if (spec.nccl_profiles.empty()) {
-    if (!requested.empty() && requested != "default")
-      throw UsageError("--nccl-profile " + requested + ": " + spec.path + " defines no NCCL profiles");
-    return NcclProfile{};
-  }
-  if (requested.empty()) {
-    if (spec.nccl_profiles.size() == 1) return spec.nccl_profiles.front();
-    std::string names;
-    for (const auto& p : spec.nccl_profiles) names += (names.empty() ? "" : ", ") + p.name;
-    throw UsageError(spec.path + " defines " + std::to_string(spec.nccl_profiles.size()) + " NCCL profiles (" + names +
-                     "); NCCL reads its environment once per process, so each profile is its own launch: pass "
-                     "--nccl-profile NAME, or run scripts/sweep-nccl-profiles.sh " + spec.path + " OUT");
-  }
-  for (const auto& p : spec.nccl_profiles)
-    if (p.name == requested) return p;
-  throw UsageError("--nccl-profile " + requested + " is not defined in " + spec.path);
-}
-
-std::string config_name(const SweepConfig& c) {
-  return "configuration " + c.options.model + " batch " + std::to_string(c.options.batch) + " world " +
-         std::to_string(c.options.world_size);
-}
-
-// Every configuration's model (described once: a TorchScript file is loaded to be described),
-// or a UsageError naming the first invalid configuration.
-std::vector<ModelDescription> validate_configs(const std::vector<SweepConfig>& configs, int launched, bool on_cuda) {
-  std::vector<ModelDescription> models;
-  for (const auto& c : configs) {
-    try {
-      models.push_back(describe_model(c.options.model, model_options_from(c.options)));
-      validate_train_options(c.options, launched, on_cuda);
-    } catch (const std::exception& e) {
-      throw UsageError(config_name(c) + ": " + e.what());
-    }
-  }
-  return models;
-}
-
-// The launch the configurations are checked against. --dry-run measures nothing, so it
-// needs no mpirun: it checks them as if the spec's widest world had been launched.
-int ranks_to_check_against(const std::vector<SweepConfig>& configs, int launched, bool dry_run) {
-  int ranks = launched;
-  if (dry_run)
-    for (const auto& c : configs) ranks = std::max(ranks, c.options.world_size);
-  return ranks;
-}
-
-// The memory pre-flight of every configuration before the first run: a study that would
-// be OOM-killed in its 40th configuration is refused now, naming every one that does not
-// fit (with the first one's numbers), unless --no-memory-check. The machine is read once per
-// world size (what ranks share depends on it), not once per configuration.
-void check_configs_fit_in_memory(const std::vector<SweepConfig>& configs, const std::vector<ModelDescription>& models,
-                                 const MpiContext& mpi, const DeviceChoice& device, bool enabled) {
-  if (!enabled) return;
-  std::map<int, FreeMemory> free_by_world;
-  std::vector<std::string> misfits;
-  std::string first_reason;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const int world = configs[i].options.world_size;
-    if (mpi.rank() >= world) continue;  // this rank trains nothing there
-    auto free = free_by_world.find(world);
-    if (free == free_by_world.end()) free = free_by_world.emplace(world, read_free_memory(mpi, device, world)).first;
-    const MemoryVerdict verdict = preflight_verdict(models[i], configs[i].options, world, free->second, true);
-    if (verdict.fits) continue;
-    misfits.push_back(configs[i].options.model + " batch " + std::to_string(configs[i].options.batch) + " world " +
-                      std::to_string(world));
-    if (first_reason.empty()) first_reason = verdict.message;
-  }
-  if (misfits.empty()) return;
-  std::string names;
-  for (const auto& m : misfits) names += (names.empty() ? "" : "; ") + m;
-  throw UsageError(std::to_string(misfits.size()) + " of " + std::to_string(configs.size()) +
-                   " configurations do not fit in memory (" + names + "); the first: " + first_reason +
-                   " (or drop them from the spec; nothing was run)");
-}
-
-std::string config_file(const SweepOptions& options, const std::string& id, int launch, int launches) {
-  return (fs::path(options.out_dir) / config_file_name(id, launch, launches)).string();
-}
-
-// The configuration's id from its model's description (params_of describes the model again).
-std::string id_of(const SweepConfig& c, const ModelDescription& model, bool on_cuda) {
-  ConfigParams p = config_params(c.options, c.options.world_size, model.parameters, on_cuda);
-  p.nccl_profile = c.nccl_profile;
-  return config_id(p);
-}
-
-ConfigParams params_of(const SweepConfig& c, bool on_cuda) {
-  ConfigParams p = config_params(c.options, c.options.world_size,
-                                 describe_model(c.options.model, model_options_from(c.options)).parameters, on_cuda);
-  p.nccl_profile = c.nccl_profile;
-  return p;
-}
-
-// Rank 0: which configurations launch `launch` of `launches` has already complete, or why the
-// output folder is refused.
-std::string plan_output(const SweepOptions& options, const std::vector<SweepConfig>& configs, bool on_cuda,
-                        int launch, int launches, std::vector<int>& skip) {
-  skip.assign(configs.size(), 0);
-  std::error_code ec;
-  const bool exists = fs::exists(options.out_dir, ec);
-  if (exists && !fs::is_directory(options.out_dir, ec))
-    return "--out " + options.out_dir + " exists and is not a directory";
-  const bool has_results = exists && (fs::exists(fs::path(options.out_dir) / "study.h5") ||
-                                      !list_config_files(options.out_dir).empty());
-  if (has_results && !options.resume && !options.overwrite)
-    return "--out " + options.out_dir + " already holds a study; pass --resume to continue it or --overwrite to "
-           "replace it (nothing was changed)";
-  fs::create_directories(options.out_dir, ec);
-  if (ec) return "--out " + options.out_dir + ": cannot create the directory: " + ec.message();
-  if (access(options.out_dir.c_str(), W_OK) != 0) return "--out " + options.out_dir + ": directory is not writable";
-  // The folder holds results only: a writer killed outright leaves an unfinished file.
-  try {
-    remove_unfinished_writes(options.out_dir);
-  } catch (const StoreError& e) {
-    return e.what();
-  }
-  if (!options.resume || options.overwrite) return "";
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const ConfigParams params = params_of(configs[i], on_cuda);
-    const std::string path = config_file(options, config_id(params), launch, launches);
-    if (!fs::exists(path)) continue;
-    std::string difference;
-    if (!config_file_matches(path, params, &difference))
-      return path + " was measured with other settings than " + options.spec_path + " now asks for (" + difference +
-             "); put the stored values back in the spec to continue the study, pass --overwrite to measure every "
-             "configuration again, or give another --out";
-    skip[i] = 1;
-  }
-  return "";
-}
-
-// "1:02:03": hours, minutes and seconds.
-std::string clock_text(double seconds) {
-  char text[32];
-  const long s = std::lround(seconds);
-  std::snprintf(text, sizeof(text), "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-  return text;
-}
-
-// Rank 0's progress lines: one when a configuration is stored (and, on a terminal, one line
-// redrawn after every run) and, between those, one at least every kHeartbeat
-// (heartbeat_interval) naming what is running, so a long configuration or a launch starting
-// up is never silence. The eta is
-// SweepEta's, from the run times measured so far (docs/methodology.md, "Progress and its
-// estimate"); "?" until a configuration has finished.
-class Progress {
- public:
-  static constexpr std::chrono::seconds kHeartbeat{10};
-
-  Progress(size_t total_configs, size_t total_runs, std::vector<PlannedConfiguration> plan, bool leader)
-      : total_configs_(total_configs),
-        total_runs_(total_runs),
-        eta_(std::move(plan)),
-        start_(std::chrono::steady_clock::now()),
-        tty_(isatty(STDERR_FILENO) != 0),
-        heartbeat_(heartbeat_interval(kHeartbeat), [this] { return beat(); }, leader) {}
-
-  void run_done(size_t config) {
-    const auto lock = heartbeat_.lock();
-    ++runs_;
-    eta_.run_done(config, seconds_since_start());
-    if (tty_) print('\r');
-  }
-  void config_done(size_t config, const std::string& id, const std::string& note) {
-    const auto lock = heartbeat_.lock();
-    ++configs_;
-    eta_.configuration_done(config, seconds_since_start());
-    if (tty_) std::fprintf(stderr, "\r\033[K");
-    print('\n', id + " " + note);
-  }
-  void skipped(size_t config, size_t runs) {
-    const auto lock = heartbeat_.lock();
-    ++configs_;
-    runs_ += runs;
-    eta_.skipped(config);
-  }
-  // Configurations first .. first + members - 1 begin (interleaved twins, or one alone).
-  void now_running(size_t first, size_t members, const std::string& what) {
-    const auto lock = heartbeat_.lock();
-    running_ = what;
-    eta_.group_started(first, members, seconds_since_start());
-  }
-  void runs_began() {
-    const auto lock = heartbeat_.lock();
-    eta_.runs_began(seconds_since_start());
-  }
-
- private:
-  double seconds_since_start() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  // Called with the heartbeat's lock held.
-  void print(char end, const std::string& what = "") {
-    const double elapsed = seconds_since_start();
-    const std::optional<double> eta = eta_.seconds_left(elapsed);
-    std::fprintf(stderr, "[sweep] configs %zu/%zu  runs %zu/%zu  elapsed %s  eta %s%s%s%c", configs_, total_configs_,
-                 runs_, total_runs_, clock_text(elapsed).c_str(), eta ? clock_text(*eta).c_str() : "?",
-                 what.empty() ? "" : "  ", what.c_str(), end);
-    std::fflush(stderr);
-    if (end == '\n') heartbeat_.printed();
-  }
-  bool beat() {
-    if (tty_) std::fprintf(stderr, "\r\033[K");
-    print('\n', running_.empty() ? "" : "running " + running_);
-    return true;
-  }
-  size_t total_configs_, total_runs_;
-  size_t configs_ = 0, runs_ = 0;
-  SweepEta eta_;
-  std::chrono::steady_clock::time_point start_;
-  bool tty_;
-  std::string running_;  // the configuration (or pair) under way
-  Heartbeat heartbeat_;  // rank 0 only; last, so its thread starts after everything it reads
-};
-
 // The study-start curve's time per message size: on GPUs every size still runs nccl-tests'
 // 5 + 20 ops; between CPU ranks the large sizes run fewer (comm/commbench.hpp).
 constexpr double kStudyCommBenchSecondsPerSize = 0.25;
@@ -340,59 +122,14 @@ CommBenchTable quick_commbench(Communicator& comm, const MpiGroup& group) {
   return table;
 }
 
-// A 1-rank configuration and an N-rank one that the report compares (study_analysis's
-// twin_key) and that start from the same model: the pair a sweep may interleave.
-bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda) {
-  const TrainOptions& x = a.options;
-  const TrainOptions& y = b.options;
-  if ((x.world_size == 1) == (y.world_size == 1) || x.runs != y.runs || x.seed != y.seed) return false;
-  return twin_key(params_of(a, on_cuda)) == twin_key(params_of(b, on_cuda));
-}
-
-// --dry-run: what the spec expands to, in the order it would run, and how much training
-// that is (steps are per rank; every configuration also builds its model once).
-void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda, int launches) {
-  std::printf("# %s: %zu configurations in run order\n", spec.name.c_str(), configs.size());
-  std::printf("%-4s %-72s %5s %8s %9s\n", "#", "configuration", "runs", "steps", "samples");
-  long long total_runs = 0, total_steps = 0;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const TrainOptions& o = configs[i].options;
-    const long long steps = static_cast<long long>(o.runs) * (o.warmup + o.steps);
-    const ConfigParams p = config_params(o, o.world_size, 0, on_cuda);
-    std::printf("%-4zu %-72s %5d %8lld %9lld\n", i + 1, config_id(p).c_str(), o.runs, steps,
-                steps * static_cast<long long>(p.global_batch));
-    total_runs += o.runs;
-    total_steps += steps;
-  }
-  std::printf("# total: %lld runs, %lld steps (warm-up included)\n", total_runs, total_steps);
-  if (launches > 1)
-    std::printf("# launches: %d: each configuration's runs are split over %d launches, each with fresh processes, "
-                "communicators and contexts; odd launches run the configurations in reverse order\n",
-                launches, launches);
-  if (const int least = min_launches_for(spec, launches); least > 0)
-    std::printf("# launches until precise: every comparison runs %d launches, then more only while its speedup's "
-                "95%% interval is wider than ±%s (target_half_width), %d at most: the totals above are the most "
-                "this study runs\n",
-                least, short_percent(spec.target_half_width).c_str(), launches);
-  if (!spec.process_shifts_mib.empty()) {
-    std::string amounts;
-    for (int mib : spec.process_shifts_mib) amounts += (amounts.empty() ? "" : ", ") + std::to_string(mib);
-    std::printf("# process shifts: launch k's processes hold the (k-1 mod %zu)-th of %s MiB of device memory "
-                "from before their first configuration's model to the launch's end (process_shifts_mib)\n",
-                spec.process_shifts_mib.size(), amounts.c_str());
-  }
-  if (spec.interleave_runs)
-    std::printf("# order: each 1-rank configuration and its N-rank twin next to it alternate run by run "
-                "(A B B A ...; interleave_runs: true, the default)\n");
-  else
-    std::printf("# order: each configuration's runs back to back (interleave_runs: false)\n");
-}
-
-// One launch of `ddpscale sweep`, step by step (run()); every step is collective over the
-// launched ranks, rank 0 (the leader) decides and writes, the others learn its verdicts.
-class SweepLaunch {
+// One launch of `ddpscale sweep`, step by step (run()): it runs the configurations and stores
+// them, or drives the study's launches; every step is collective over the launched ranks,
+// rank 0 (the leader) decides and writes, the others learn its verdicts. Its plan is checked
+// and listed by study/sweep_plan.hpp, its time estimated by study/sweep_estimate.hpp and its
+// progress printed by study/sweep_progress.hpp.
+class SweepDriver {
  public:
-  SweepLaunch(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options)
+  SweepDriver(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options)
       : mpi_(mpi),
         device_(device),
         spec_(spec),
@@ -408,7 +145,7 @@ class SweepLaunch {
     if (options_.dry_run) {
       if (leader_) {
         print_plan(spec_, configs_, device_.cuda, launches_);
-        print_estimate();
+        DryRunEstimate(spec_, configs_, models_, ids_, launches_, options_, device_).print();
       }
       return 0;
     }
@@ -420,7 +157,7 @@ class SweepLaunch {
     // Held for the launch's life, from before its first configuration's model: everything
     // the process allocates after it, the libraries' workspaces included, lands elsewhere.
     const torch::Tensor process_shift = hold_device_memory(process_shift_of_launch(spec_, launch_), torch_device_of(device_));
-    Progress progress(configs_.size(), runs_of_this_launch(), eta_plan(), leader_);
+    SweepProgress progress(configs_.size(), runs_of_this_launch(), progress_plan(), leader_);
     account_for_skipped(progress);
     for (size_t i = 0; i < configs_.size(); ++i) {
       if (skip_[i]) continue;
@@ -440,7 +177,7 @@ class SweepLaunch {
       const NcclProfile profile = select_profile(spec_, options_.nccl_profile);
       apply_nccl_profile(profile);
       configs_ = expand_sweep(spec_, profile.name);
-      check_launches();
+      check_launches(spec_, configs_, options_.launch, launches_, min_launches_, device_.cuda);
       // Odd launches take the configurations in reverse order, so no configuration always
       // runs first after a launch starts (twins stay next to each other).
       if (launch_ % 2 == 1) std::reverse(configs_.begin(), configs_.end());
@@ -455,47 +192,6 @@ class SweepLaunch {
       usage_error = e.what();
     }
     return !any_rank_has_usage_error(mpi_, "ddpscale sweep", usage_error);
-  }
-
-  // Every launch needs a run of every configuration, and --launch names one of them.
-  void check_launches() const {
-    if (options_.launch >= launches_)
-      throw UsageError("--launch " + std::to_string(options_.launch + 1) + ": " + spec_.path + " has " +
-                       std::to_string(launches_) + " launch" + (launches_ == 1 ? "" : "es") +
-                       " (launches:), so --launch goes from 1 to " + std::to_string(launches_));
-    for (const SweepConfig& c : configs_)
-      if (c.options.runs < launches_)
-        throw UsageError(config_name(c) + ": " + std::to_string(c.options.runs) + " runs cannot be split over " +
-                         std::to_string(launches_) + " launches; give at least as many runs as launches (runs: " +
-                         std::to_string(launches_) + " or more), or fewer launches (launches: " +
-                         std::to_string(c.options.runs) + ")");
-    if (spec_.target_half_width > 0 && launches_ < 2)
-      throw UsageError(spec_.path + ": target_half_width stops adding launches once each speedup's interval over "
-                       "the launches so far is that precise, so it needs launches: (the most the study runs) of 2 "
-                       "or more; " + std::to_string(launches_) + " launch" + (launches_ == 1 ? " is" : "es are") +
-                       " planned here (e.g. launches: 40 with runs: 80)");
-    check_process_shifts();
-    if (min_launches_ > launches_)
-      throw UsageError(spec_.path + ": min_launches: " + std::to_string(min_launches_) + " is more than launches: " +
-                       std::to_string(launches_) + "; give launches (the most) at least min_launches (the fewest)");
-  }
-
-  // process_shifts_mib gives the launches their layouts in turn, so each amount must come
-  // up equally often; on a CPU there is no device memory to hold.
-  void check_process_shifts() const {
-    const size_t n = spec_.process_shifts_mib.size();
-    if (n == 0) return;
-    for (int mib : spec_.process_shifts_mib)
-      if (mib > kMostShiftMib)
-        throw UsageError(spec_.path + ": process_shifts_mib " + std::to_string(mib) + ": each shift is 0 to " +
-                         std::to_string(kMostShiftMib) + " MiB");
-    if (launches_ % static_cast<int>(n) != 0)
-      throw UsageError(spec_.path + ": process_shifts_mib gives " + std::to_string(n) + " amounts for " +
-                       std::to_string(launches_) + " launches: make launches: a multiple of " + std::to_string(n) +
-                       ", so every amount is held by as many launches");
-    if (!device_.cuda)
-      throw UsageError(spec_.path + ": process_shifts_mib moves where GPU buffers land; on a CPU there are none "
-                       "(leave the key out, or run the study on GPUs)");
   }
 
   // Which configurations launch k still needs (rank 0): those --resume does not find
@@ -672,242 +368,16 @@ class SweepLaunch {
     return total_runs;
   }
 
-  // What the estimate plans: this launch's configurations in run order, then, where the
+  // What the progress estimate plans: this launch's configurations in run order, then, where the
   // driver of the study started this launch and starts the later ones after it, the same
   // configurations again for each later launch (fresh processes build and run them anew).
-  std::vector<PlannedConfiguration> eta_plan() const {
+  std::vector<PlannedConfiguration> progress_plan() const {
     const int last_launch = options_.later_launches_follow ? launches_ - 1 : launch_;
-    std::vector<PlannedConfiguration> plan;
-    for (int k = launch_; k <= last_launch; ++k)
-      for (size_t i = 0; i < configs_.size(); ++i) plan.push_back(planned_share(i, k));
-    return plan;
-  }
-
-  // Configuration i's share of launch k, as the estimate plans it.
-  PlannedConfiguration planned_share(size_t i, int k) const {
-    const TrainOptions& o = configs_[i].options;
-    const LaunchShare share = launch_share(o.runs, k, launches_);
-    PlannedConfiguration planned;
-    planned.shape = {ids_[i], o.model, o.world_size, batch_per_rank(o, o.world_size), o.warmup + o.steps};
-    planned.runs_left = share.end - share.first;
-    return planned;
-  }
-
-  // --dry-run's estimate of the time the runs will take, by SweepEta's rule from the runs of
-  // a study in --out; where it holds none, from a probe of each configuration's step on this
-  // process alone (study/step_probe.hpp), which cannot see N ranks' communication.
-  void print_estimate() const {
-    const std::vector<MeasuredConfiguration> stored = run_times_in_study(options_.out_dir);
-    size_t complete = 0;
-    std::vector<PlannedConfiguration> plan = dry_run_plan(complete);
-    const std::string skipping =
-        complete == 0 ? "" : "; " + std::to_string(complete) + " configuration files complete in " + options_.out_dir +
-                                 " are left out, as --resume skips them";
-    if (runs_in(plan).first == 0) {
-      std::printf("# estimate: nothing to run%s\n", skipping.c_str());
-      return;
-    }
-    if (const std::optional<double> seconds = estimate_seconds_left(plan, stored)) {
-      std::printf("# estimate: about %s for %d runs of %d configurations, from the runs stored in %s (%s); model "
-                  "builds, storing and start-up not counted%s\n",
-                  clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, options_.out_dir.c_str(),
-                  basis_counts(plan, stored).c_str(), skipping.c_str());
-      print_estimated_total(*seconds, plan, complete);
-      return;
-    }
-    print_probed_estimate(plan, skipping);
-  }
-
-  // No run stored: each configuration's model and per-rank batch stepped a few times here,
-  // the cheapest first (parameters x batch), for at most --probe-seconds in all. A step not
-  // timed (over the budget, or a model too large to step on a CPU in a dry run) is
-  // extrapolated from the timed one nearest in parameters x batch (its own model's where one
-  // was timed: each model's cheapest step is timed first), and the line names those steps, so
-  // the estimate covers every configuration and ends in a total.
-  void print_probed_estimate(std::vector<PlannedConfiguration>& plan, const std::string& skipping) const {
-    if (options_.probe_seconds <= 0) {
-      std::printf("# estimate: none: no run is stored in %s and --probe-seconds 0 times no step%s\n",
-                  options_.out_dir.c_str(), skipping.c_str());
-      return;
-    }
-    constexpr int64_t kLargestProbedOnCpu = 200'000'000;
-    const double probe_seconds = options_.probe_seconds;
-    std::map<std::string, size_t> first_of_key;  // probe_key -> a configuration that has it
-    for (size_t i = 0; i < plan.size(); ++i)
-      if (plan[i].runs_left > 0) first_of_key.emplace(probe_key(configs_[i % configs_.size()].options), i % configs_.size());
-    std::vector<std::pair<double, std::string>> by_cost;
-    for (const auto& [key, i] : first_of_key)
-      by_cost.emplace_back(static_cast<double>(models_[i].parameters) *
-                               static_cast<double>(batch_per_rank(configs_[i].options, configs_[i].options.world_size)),
-                           key);
-    // Each model's cheapest step first, then the rest cheapest first: a step not timed is
-    // extrapolated from its own model's where it can be, which carries a model's fixed costs.
-    std::sort(by_cost.begin(), by_cost.end());
-    std::set<std::string> models_first;
-    std::stable_partition(by_cost.begin(), by_cost.end(), [&](const auto& entry) {
-      return models_first.insert(configs_[first_of_key.at(entry.second)].options.model).second;
-    });
-    std::map<std::string, double> step_seconds;  // by probe_key: twins of N ranks share their 1-rank probe
-    const auto started = std::chrono::steady_clock::now();
-    const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-    for (const auto& [cost, key] : by_cost) {
-      const size_t i = first_of_key.at(key);
-      if (elapsed() > probe_seconds || (!device_.cuda && models_[i].parameters > kLargestProbedOnCpu)) continue;
-      const TrainOptions& o = configs_[i].options;
-      std::fprintf(stderr, "[sweep] --dry-run: timing 2 steps of %s at batch %lld per rank on this process\n",
-                   o.model.c_str(), static_cast<long long>(batch_per_rank(o, o.world_size)));
-      step_seconds[key] = probe_step_seconds(o, device_);
-    }
-    const double probing = elapsed();
-    const size_t timed_steps = step_seconds.size();
-    const auto model_of = [&](const std::string& key) { return configs_[first_of_key.at(key)].options.model; };
-    std::map<std::string, std::vector<std::pair<double, double>>> timed_by_model;  // cost, seconds
-    std::vector<std::pair<double, double>> timed;
-    for (const auto& [cost, key] : by_cost)
-      if (step_seconds.count(key)) {
-        timed.emplace_back(cost, step_seconds.at(key));
-        timed_by_model[model_of(key)].emplace_back(cost, step_seconds.at(key));
-      }
-    const double exponent = cost_exponent(timed);
-    std::vector<std::string> extrapolated;  // "model at batch B per rank", each once
-    for (const auto& [cost, key] : by_cost) {
-      if (step_seconds.count(key)) continue;
-      const auto own = timed_by_model.find(model_of(key));
-      const std::optional<double> guess =
-          extrapolated_step_seconds(cost, own != timed_by_model.end() ? own->second : timed, exponent);
-      if (!guess) continue;
-      step_seconds[key] = *guess;
-      const TrainOptions& o = configs_[first_of_key.at(key)].options;
-      extrapolated.push_back(o.model + " at batch " + std::to_string(batch_per_rank(o, o.world_size)));
-    }
-    // No step timed at all leaves nothing to extrapolate from: the estimate is unavailable.
-    for (size_t i = 0; i < plan.size(); ++i)
-      if (plan[i].runs_left > 0 && !step_seconds.count(probe_key(configs_[i % configs_.size()].options)))
-        plan[i].runs_left = 0;
-    const std::vector<MeasuredConfiguration> probed = probed_run_times(
-        plan, configs_.size(), [&](size_t i) { return step_seconds.at(probe_key(configs_[i].options)); });
-    const std::optional<double> seconds = estimate_seconds_left(plan, probed);
-    const std::string left_out =
-        extrapolated.empty()
-            ? ""
-            : "; " + std::to_string(extrapolated.size()) + " steps not timed (the probe stops after --probe-seconds " +
-                  round_trip_text(probe_seconds) + ", cheapest steps first, and steps no model over 200M parameters "
-                  "on a CPU) are extrapolated from the timed step nearest in parameters x batch, its own model's "
-                  "where one was timed, as (parameters x batch)^" + format_exponent(exponent) +
-                  " (fitted to the timed steps): " +
-                  joined_names(extrapolated);
-    if (!seconds) {
-      std::printf("# estimate: unavailable: no run is stored in %s and no step could be timed here%s%s\n",
-                  options_.out_dir.c_str(), left_out.c_str(), skipping.c_str());
-      return;
-    }
-    std::printf("# estimate: about %s for %d runs of %d configurations, from %zu step times probed on this process "
-                "alone (one rank, %s of probing); runs of N ranks add their communication and, where ranks share "
-                "cores, wait for them, so take this as a floor; model builds, storing and start-up not "
-                "counted%s%s\n",
-                clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, timed_steps,
-                clock_text(probing).c_str(), left_out.c_str(), skipping.c_str());
-    print_estimated_total(*seconds, plan, complete_of(plan));
-  }
-
-  static size_t complete_of(const std::vector<PlannedConfiguration>& plan) {
-    return static_cast<size_t>(std::count_if(plan.begin(), plan.end(), [](const auto& p) { return p.stored; }));
-  }
-
-  // The estimate's last line: the time of every run the study still has, and of the paired
-  // blocks its twins still have (docs/methodology.md, "The paired speedup"), in one figure.
-  void print_estimated_total(double seconds, const std::vector<PlannedConfiguration>& plan, size_t complete) const {
-    const auto [runs, configurations] = runs_in(plan);
-    const int paired = paired_measurements_left(plan);
-    // Each pair of twins, each launch: paired_seconds of blocks after a pilot of at most
-    // kPilotMostSeconds (results/statistics/paired_design.hpp).
-    const double paired_seconds = paired * (spec_.paired_seconds + kPilotMostSeconds);
-    const std::string paired_text =
-        paired == 0 ? ""
-                    : " and " + std::to_string(paired) + " paired measurements of twins (about " +
-                          round_trip_text(spec_.paired_seconds + kPilotMostSeconds) + " s each)";
-    std::printf("# estimated total: about %s for all %d runs of the %d configurations %s%s\n",
-                clock_text(seconds + paired_seconds).c_str(), runs, configurations,
-                complete == 0 ? "in the spec" : "left to run", paired_text.c_str());
-  }
-
-  // Twins (a 1-rank configuration and its N-rank one, next to each other) the paired design
-  // still measures, once per launch in which neither is complete: as run_configuration_or_twins
-  // pairs them.
-  int paired_measurements_left(const std::vector<PlannedConfiguration>& plan) const {
-    if (spec_.design != "paired" || !spec_.interleave_runs) return 0;
-    int left = 0;
-    const size_t n = configs_.size();
-    for (size_t i = 0; i + 1 < n; ++i) {
-      if (!run_twins(configs_[i], configs_[i + 1], device_.cuda)) continue;
-      for (int k = 0; k < launches_; ++k)
-        if (plan[k * n + i].runs_left > 0 && plan[k * n + i + 1].runs_left > 0) ++left;
-      ++i;  // the twin is taken
-    }
-    return left;
-  }
-
-  static std::string format_exponent(double exponent) {
-    char text[16];
-    std::snprintf(text, sizeof text, "%.2f", exponent);
-    return text;
-  }
-
-  static std::string joined_names(const std::vector<std::string>& names) {
-    std::string text;
-    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-    return text;
-  }
-
-  // Runs left, and configurations with runs left (each once, whatever its launches), in a plan.
-  static std::pair<int, int> runs_in(const std::vector<PlannedConfiguration>& plan) {
-    int runs = 0;
-    std::set<std::string> configurations;
-    for (const auto& p : plan)
-      if (p.runs_left > 0) runs += p.runs_left, configurations.insert(p.shape.id);
-    return {runs, static_cast<int>(configurations.size())};
-  }
-
-  // What --dry-run's estimate plans: every launch's share of every configuration, less the
-  // configuration files already complete in --out (counted in `complete`) unless --overwrite.
-  std::vector<PlannedConfiguration> dry_run_plan(size_t& complete) const {
-    std::vector<PlannedConfiguration> plan;
-    complete = 0;
-    for (int k = 0; k < launches_; ++k)
-      for (size_t i = 0; i < configs_.size(); ++i) {
-        PlannedConfiguration planned = planned_share(i, k);
-        const std::string path = config_file(options_, ids_[i], k, launches_);
-        if (!options_.overwrite && fs::exists(path) && config_file_matches(path, params_with_model(i))) {
-          planned.runs_left = 0;
-          planned.stored = true;
-          ++complete;
-        }
-        plan.push_back(planned);
-      }
-    return plan;
-  }
-
-  ConfigParams params_with_model(size_t i) const {
-    const TrainOptions& o = configs_[i].options;
-    ConfigParams p = config_params(o, o.world_size, models_[i].parameters, device_.cuda);
-    p.nccl_profile = configs_[i].nccl_profile;
-    return p;
-  }
-
-  // How many of the configurations left were estimated on which basis.
-  static std::string basis_counts(const std::vector<PlannedConfiguration>& plan,
-                                  const std::vector<MeasuredConfiguration>& measured) {
-    std::set<std::string> by_basis[3];
-    for (const auto& p : plan)
-      if (p.runs_left > 0)
-        if (const auto basis = estimate_basis(p.shape, measured)) by_basis[static_cast<int>(*basis)].insert(p.shape.id);
-    return "configurations estimated from their own runs: " + std::to_string(by_basis[0].size()) +
-           ", from the same model and world size at other batch sizes: " + std::to_string(by_basis[1].size()) +
-           ", from the mean step of every run: " + std::to_string(by_basis[2].size());
+    return eta_plan(configs_, ids_, launch_, last_launch, launches_);
   }
 
   // The configurations --resume found complete count as done; the first line says so.
-  void account_for_skipped(Progress& progress) const {
+  void account_for_skipped(SweepProgress& progress) const {
     for (size_t i = 0; i < configs_.size(); ++i)
       if (skip_[i]) progress.skipped(i, runs_here(configs_[i]));
     const std::string launch_text = launches_ > 1 ? ", launch " + std::to_string(launch_ + 1) + " of " +
@@ -923,7 +393,7 @@ class SweepLaunch {
 
   // Runs configuration i, or i and its twin i + 1 interleaved, and stores them; returns how
   // many configurations that was, 0 after a write error was reported.
-  size_t run_configuration_or_twins(size_t i, Progress& progress) {
+  size_t run_configuration_or_twins(size_t i, SweepProgress& progress) {
     // With interleave_runs, a 1-rank configuration and its N-rank twin next to it alternate
     // run by run (A B B A ...), so a drift of the machine moves both halves of the speedup.
     const bool interleave = spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i + 1] &&
@@ -1087,7 +557,7 @@ class SweepLaunch {
 }  // namespace
 
 int run_sweep(const MpiContext& mpi, const DeviceChoice& device, const SweepSpec& spec, const SweepOptions& options) {
-  return SweepLaunch(mpi, device, spec, options).run();
+  return SweepDriver(mpi, device, spec, options).run();
 }
 
 }  // namespace ddpscale
