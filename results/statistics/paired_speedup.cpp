@@ -73,6 +73,8 @@ struct TwoLevelMean {
   double mean = kNaN;
   double variance = kNaN;
   double df = 0;
+  double within = kNaN;   // the variance of the mean from the batches (NaN where a launch has none)
+  double between = kNaN;  // the same from the launch means' spread (NaN below 2 launches)
   PairedEstimate counts;  // pairs, batches, pairs_per_batch, launches, level
 };
 
@@ -103,6 +105,7 @@ TwoLevelMean two_level_mean(const std::vector<std::vector<double>>& series_by_la
   }
   result.mean = mean(means);
   if (within_known && within > 0) {
+    result.within = within;
     result.variance = within;
     result.df = within * within / satterthwaite_denominator;  // Welch-Satterthwaite
     counts.level = "batches";
@@ -110,6 +113,7 @@ TwoLevelMean two_level_mean(const std::vector<std::vector<double>>& series_by_la
   if (launches.size() < 2) return result;
   const double sd = sample_sd(means);
   const double between = sd * sd / count;
+  result.between = between;
   if (prior.valid() && counts.level == "batches") {
     // The study's launch spread moderates this comparison's (its F ratio has L - 1 degrees
     // of freedom); the batches' variance stays the floor.
@@ -149,21 +153,13 @@ PairedEstimate estimate_of(const TwoLevelMean& m, double scale, double confidenc
 }  // namespace
 
 LaunchSpread launch_spread(const std::vector<std::vector<double>>& series_by_launch) {
+  // The same two variances the estimate weighs, so the study's spread and each comparison's
+  // moderation share one definition of F.
+  const TwoLevelMean m = two_level_mean(series_by_launch);
   LaunchSpread spread;
-  std::vector<double> means;
-  double within = 0;  // the mean variance of a launch mean, from its batches
-  for (const auto& series : series_by_launch) {
-    if (series.empty()) continue;
-    const LaunchMean l = launch_mean(series);
-    if (!(l.df > 0) || !(l.variance_of_mean > 0)) return spread;
-    means.push_back(l.mean);
-    within += l.variance_of_mean;
-  }
-  if (means.size() < 2) return spread;
-  within /= static_cast<double>(means.size());
-  const double sd = sample_sd(means);
-  spread.ratio = sd * sd / within;
-  spread.df = static_cast<double>(means.size() - 1);
+  if (!(m.within > 0) || !std::isfinite(m.between)) return spread;
+  spread.ratio = m.between / m.within;
+  spread.df = m.counts.launches - 1;
   return spread;
 }
 
