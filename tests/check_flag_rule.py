@@ -21,7 +21,7 @@ import sys
 SUBCOMMANDS = ["info", "commbench", "models", "train", "sweep", "study", "report", "compare", "predict",
                "import-pytorch"]
 # Keys of a study as a whole: train measures one configuration, so they have no flag.
-STUDY_ONLY_KEYS = {"name", "interleave_runs", "design", "paired_seconds", "overrides", "target_half_width", "min_launches", "process_shifts_mib"}
+STUDY_ONLY_KEYS = {"name", "interleave_runs", "design", "paired_seconds", "paired_window", "overrides", "target_half_width", "min_launches", "process_shifts_mib"}
 # The grid's axes are lists (plural keys); the flag sets one value.
 GRID_AXES = {"models": "model", "batch_sizes": "batch-size", "world_sizes": "world-size",
              "nccl_profiles": "nccl-profile"}

@@ -10,7 +10,8 @@ per round; every block took a positive time; blocks have at least 2 steps; the p
 autocorrelations lie in [-1, 1]; pairs are stored in the order they ran; the 1-rank blocks
 took turns over the N ranks (/paired/one_rank: each round's speedup pairs, in the order they
 ran, on ranks round, round + 1, ... mod N, its 1-rank A/A pair on rank round mod N, an N-rank
-A/A pair on 0).
+A/A pair on 0); where a launch's speedups measured in one window (/paired window_speedups > 1),
+their pairs took turns: the spans of start_s of at least two of its files overlap.
 
 Exit status: 0 right, 1 wrong (each problem printed), 77 h5py/numpy missing.
 """
@@ -28,7 +29,7 @@ except ImportError as e:  # reported as skipped by CTest, never as passed
 PAIRS_PER_ROUND, SPEEDUP_PAIRS_PER_ROUND, MIN_BLOCK_STEPS = 10, 8, 2
 
 
-def check_file(path, problems):
+def check_file(path, problems, windows):
     with h5py.File(path, "r") as f:
         world = int(f["params"].attrs["world_size"])
         if world == 1:
@@ -69,6 +70,11 @@ def check_file(path, problems):
                     break
         if int(g.attrs["block_steps"]) < MIN_BLOCK_STEPS:
             problems.append(f"{path}: blocks of {g.attrs['block_steps']} steps")
+        window = int(g.attrs.get("window_speedups", 1))
+        if window < 1:
+            problems.append(f"{path}: window_speedups {window}")
+        if window > 1 and n:
+            windows.setdefault(int(g.attrs["launch"]), []).append((float(start[0]), float(start[-1])))
         acf = g["autocorrelation"][:]
         if len(acf) == 0 or np.any(np.abs(acf[np.isfinite(acf)]) > 1 + 1e-12):
             problems.append(f"{path}: pilot autocorrelation {acf[:5]}")
@@ -81,7 +87,13 @@ def main():
         return 2
     problems = []
     files = [p for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.h5"))) if os.path.basename(p) != "study.h5"]
-    pairs = sum(check_file(p, problems) for p in files)
+    windows = {}  # launch -> (first, last) start_s of each file measured in a window of several
+    pairs = sum(check_file(p, problems, windows) for p in files)
+    for launch, spans in windows.items():
+        overlapping = any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1:])
+        if len(spans) > 1 and not overlapping:
+            problems.append(f"launch {launch}: {len(spans)} speedups in windows, but their pairs did not take turns "
+                            f"(start_s spans {spans})")
     for problem in problems:
         print("FAIL:", problem)
     if problems or pairs == 0:

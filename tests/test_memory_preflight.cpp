@@ -3,6 +3,7 @@
 // parsers of /proc/meminfo and the cgroup files. Nothing here reads the machine.
 #include "models/model_catalog.hpp"
 #include "trainer/study/memory_preflight.hpp"
+#include "trainer/study/paired_blocks.hpp"
 #include "trainer/study/train_options.hpp"
 
 #include <gtest/gtest.h>
@@ -150,6 +151,22 @@ TEST(MemoryPreflight, CgroupV2PathOfThisProcess) {
   EXPECT_EQ(cgroup_v2_path("0::/user.slice/session-1.scope\n"), "/user.slice/session-1.scope");
   EXPECT_EQ(cgroup_v2_path("4:memory:/docker/abc\n0::/\n"), "/");
   EXPECT_FALSE(cgroup_v2_path("4:memory:/docker/abc\n").has_value());
+}
+
+// ---- The paired design's windows: how many speedups keep their sessions live together ----
+
+TEST(PairedWindowLength, StopsAtTheSpecsMostOrTheMemoryBudget) {
+  const std::vector<int64_t> bytes = {100, 200, 300, 400};
+  EXPECT_EQ(paired_window_length(bytes, 1000, 16), 4u);  // 1000 bytes: all four fit exactly
+  EXPECT_EQ(paired_window_length(bytes, 999, 16), 3u);   // the fourth would pass it by one byte
+  EXPECT_EQ(paired_window_length(bytes, 1000, 2), 2u);   // the spec's paired_window
+  EXPECT_EQ(paired_window_length(bytes, 50, 16), 1u);    // one always measures, even past the budget
+}
+
+TEST(PairedWindowLength, AModelOfUnknownActivationsMeasuresAlone) {
+  EXPECT_EQ(paired_window_length({-1, 100, 100}, 1000, 16), 1u);  // it starts the window: alone
+  EXPECT_EQ(paired_window_length({100, 100, -1, 100}, 1000, 16), 2u);  // the window ends before it
+  EXPECT_EQ(paired_window_length({}, 1000, 16), 1u);
 }
 
 }  // namespace

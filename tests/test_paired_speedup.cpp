@@ -368,6 +368,107 @@ TEST(PairedSpeedup, OneRankBlocksTakingTurnsOverTheRanksNarrowTheLaunchesSpread)
   EXPECT_GE(covered[1], studies * 9 / 10);
 }
 
+// A host where each rank's speed wanders in time (an Ornstein-Uhlenbeck level per rank with a
+// timescale of seconds: the core its thread runs on, what shares it), as measured on 2x H200
+// where a launch's paired mean moved 1.5-2.6x as much as its own pairs predict. `windowed`
+// speedups measure in one launch, each with `budget_s` of rounds: alone one after the other
+// (window 1), or with their rounds taking turns (trainer/study/paired_blocks.hpp's window).
+struct WanderingRanks {
+  SimulatedHost host;
+  double rank_sd, tau_s;
+  std::vector<double> level;
+  WanderingRanks(uint64_t seed, double sd, double tau) : host(seed), rank_sd(sd), tau_s(tau) {
+    host.launch_sd = 0;
+    for (int r = 0; r < kWorld; ++r) level.push_back(rank_sd * host.unit(host.draw));
+  }
+  double block(bool n_ranks, int one_rank, int steps) {
+    const double slowest = *std::max_element(level.begin(), level.end());
+    const double start = host.now_s;
+    const double us = n_ranks ? host.block(1, kNRanksUs * std::exp(slowest), steps)
+                              : host.block(0, kOneRankUs * std::exp(level[static_cast<size_t>(one_rank)]), steps);
+    const double keep = std::exp(-(host.now_s - start) / tau_s);
+    for (double& l : level) l = keep * l + rank_sd * std::sqrt(1 - keep * keep) * host.unit(host.draw);
+    return us;
+  }
+  void round(int launch, int round, double start, PairedLaunch& out) {
+    for (const PlannedPair& plan : plan_round(42, launch, round, false, kWorld)) {
+      const bool a_n = plan.kind == PairKind::same_n_ranks, b_n = plan.kind != PairKind::same_one_rank;
+      BlockPair pair{plan.kind, plan.a_first, 0, 0, host.now_s - start, plan.one_rank};
+      if (plan.a_first) {
+        pair.a_us = block(a_n, plan.one_rank, out.block_steps);
+        pair.b_us = block(b_n, plan.one_rank, out.block_steps);
+      } else {
+        pair.b_us = block(b_n, plan.one_rank, out.block_steps);
+        pair.a_us = block(a_n, plan.one_rank, out.block_steps);
+      }
+      out.pairs.push_back(pair);
+    }
+  }
+  // One launch of `speedups` speedups; launch l's blocks of speedup k in result[k].
+  std::vector<PairedLaunch> launch(int l, int speedups, bool windowed, double budget_s) {
+    std::vector<PairedLaunch> out(static_cast<size_t>(speedups));
+    std::vector<double> spent(out.size(), 0);
+    std::vector<int> rounds(out.size(), 0);
+    for (PairedLaunch& p : out) {
+      p.launch = l;
+      p.block_steps = 8;
+    }
+    const double start = host.now_s;
+    const auto run_round = [&](size_t k) {
+      const double t0 = host.now_s;
+      round(l, rounds[k]++, start, out[k]);
+      spent[k] += host.now_s - t0;
+      return another_round(rounds[k], spent[k], budget_s);
+    };
+    if (windowed) {
+      std::vector<char> more(out.size(), 1);
+      for (bool any = true; any;) {
+        any = false;
+        for (size_t k = 0; k < out.size(); ++k)
+          if (more[k]) any = (more[k] = run_round(k)) || any;
+      }
+    } else {
+      for (size_t k = 0; k < out.size(); ++k)
+        while (run_round(k)) {
+        }
+    }
+    return out;
+  }
+};
+
+TEST(PairedSpeedup, AWindowOfSpeedupsTakingTurnsNarrowsTheLaunchesSpread) {
+  // Per-rank levels of sd 0.2 wandering with a 1-second timescale; 8 speedups of 0.5 s each
+  // per launch, 3 launches. Alone, a speedup's pairs sit within half a timescale of the
+  // wander; in a window of 8 they spread over 4 s, so its launch mean moves less (the pairs'
+  // own noise, which no window removes, keeps the ratio of spreads near 0.65 here). Both aim at what a
+  // rerun meets on average: log(2 x 500 / 700) - 0.2 / sqrt(pi), as in the test above.
+  const double rank_sd = 0.2, tau_s = 1.0, budget_s = 0.5;
+  const int speedups = 8, launches = 3, studies = 40;
+  const double truth = kTrueSpeedup * std::exp(-rank_sd / std::sqrt(M_PI));
+  double spread[2] = {0, 0};
+  int covered[2] = {0, 0}, comparisons = 0;
+  for (int study = 0; study < studies; ++study)
+    for (const bool windowed : {false, true}) {
+      WanderingRanks host(12000 + study, rank_sd, tau_s);
+      std::vector<std::vector<PairedLaunch>> by_speedup(speedups);
+      for (int l = 0; l < launches; ++l) {
+        const std::vector<PairedLaunch> launch = host.launch(l, speedups, windowed, budget_s);
+        for (int k = 0; k < speedups; ++k) by_speedup[static_cast<size_t>(k)].push_back(launch[static_cast<size_t>(k)]);
+      }
+      for (const auto& launches_of : by_speedup) {
+        std::vector<double> means;
+        for (const auto& series : log_ratios_by_launch(launches_of, PairKind::speedup)) means.push_back(mean(series));
+        spread[windowed] += sample_sd(means);
+        covered[windowed] += paired_speedup(launches_of, "weak", kWorld).ci.contains(truth) ? 1 : 0;
+        comparisons += windowed ? 1 : 0;
+      }
+    }
+  std::printf("launch spread of the log speedup: alone %.4f, in a window of %d %.4f; coverage %d and %d of %d\n",
+              spread[0] / comparisons, speedups, spread[1] / comparisons, covered[0], covered[1], comparisons);
+  EXPECT_LT(spread[1], 0.75 * spread[0]);
+  EXPECT_GE(covered[1], comparisons * 9 / 10);
+}
+
 TEST(PairedDesign, OneRankBlocksTakeTurnsOverTheRanks) {
   for (const int ranks : {1, 2, 3}) {
     std::vector<int> blocks(static_cast<size_t>(ranks), 0), aa(static_cast<size_t>(ranks), 0);

@@ -615,6 +615,7 @@ TEST_F(RunStore, PairedBlocksRoundTripAndMergeByLaunch) {
     paired.block_steps = 7 + launch;
     paired.pilot_step_us = 512.25;
     paired.autocorrelation = {0.9, 0.5, -0.125};
+    paired.window_speedups = 3 + launch;
     paired.pairs = {{PairKind::speedup, true, 1000.5, 700.25, 0.0, 1},
                     {PairKind::same_one_rank, false, 999.0, 1001.0, 0.0021, 0},
                     {PairKind::same_n_ranks, true, 702.0, 698.0, 0.0043}};
@@ -630,6 +631,8 @@ TEST_F(RunStore, PairedBlocksRoundTripAndMergeByLaunch) {
   EXPECT_EQ(back.block_steps, 8);
   EXPECT_EQ(back.pilot_step_us, 512.25);
   EXPECT_EQ(back.autocorrelation, (std::vector<double>{0.9, 0.5, -0.125}));
+  EXPECT_EQ(back.window_speedups, 4);
+  EXPECT_EQ(read[0].paired[0].window_speedups, 3);
   ASSERT_EQ(back.pairs.size(), 3u);
   EXPECT_EQ(back.pairs[1].kind, PairKind::same_one_rank);
   EXPECT_FALSE(back.pairs[1].a_first);

@@ -57,6 +57,9 @@ TEST(SweepSpec, DesignIsPairedByDefaultAndRefusesSeparatedTwins) {
   EXPECT_NE(error_of(grid + "design: duet\n").find("key 'design': is paired"), std::string::npos)
       << error_of(grid + "design: duet\n");
   EXPECT_NE(error_of(grid + "paired_seconds: 0\n").find("paired_seconds"), std::string::npos);
+  EXPECT_EQ(defaults.paired_window, kDefaultPairedWindow);
+  EXPECT_EQ(parse_sweep_spec(grid + "paired_window: 1\n", "s.yaml").paired_window, 1);
+  EXPECT_NE(error_of(grid + "paired_window: 0\n").find("paired_window"), std::string::npos);
   const std::string separated = error_of(grid + "interleave_runs: false\n");
   EXPECT_NE(separated.find("needs design: runs"), std::string::npos) << separated;
 }

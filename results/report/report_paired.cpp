@@ -87,18 +87,32 @@ void PairedText::launch_spread_paragraph() {
                  "much of its own spread.");
 }
 
+namespace {
+
+// Whether the speedups' rounds took turns in windows (trainer/study/paired_blocks.hpp), and how many.
+std::string window_sentence(const std::vector<double>& window) {
+  if (window.empty()) return "";
+  if (*std::max_element(window.begin(), window.end()) <= 1)
+    return "Each speedup's blocks ran alone, within a few seconds of its launch.";
+  return "The rounds of " + range_text(window, 3) + " speedups took turns in each launch's windows (paired_window), "
+         "so each speedup's pairs spread over the window's seconds.";
+}
+
+}  // namespace
+
 void PairedText::timescale_paragraph() {
-  std::vector<double> steps, lag1;
+  std::vector<double> steps, lag1, window;
   for (const Comparison& c : a_.comparisons) {
     for (int b : c.paired.block_steps) steps.push_back(b);
     for (double r : c.paired.autocorrelation_lag1) lag1.push_back(r);
+    for (int w : c.paired.window_speedups) window.push_back(w);
   }
   doc_.paragraph("The host's timescale, from each launch's pilot (1-rank steps timed one by one): the lag-1 "
                  "autocorrelation of their log step times was " + range_text(lag1, 2) +
                  ", and the block length, the longest lag at which it stayed at least " +
                  format_number(kHoldingCorrelation, 2) + " (at least " + std::to_string(kMinBlockSteps) + " steps and " +
                  format_number(kMinBlockUs / 1000, 2) + " ms of work, at most " + std::to_string(kMaxBlockSteps) +
-                 " steps), was " + range_text(steps, 3) + " steps.");
+                 " steps), was " + range_text(steps, 3) + " steps. " + window_sentence(window));
 }
 
 void PairedText::checks_table() {

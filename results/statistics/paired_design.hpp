@@ -66,6 +66,13 @@ inline constexpr double kDefaultPairedSeconds = 2.0;
 inline constexpr int kMinRounds = 3;
 inline constexpr int kMostRounds = 1000;
 
+// How many speedups measure in one window (trainer/study/paired_blocks.hpp), their rounds
+// taking turns, unless the spec says (paired_window): one speedup's pairs then spread over
+// about paired_window x paired_seconds. More spread its pairs further over the host's slow
+// states; the cost is memory (every member's sessions stay live until the window ends) and
+// the work a crash loses (the window's configurations are stored when it ends).
+inline constexpr int kDefaultPairedWindow = 16;
+
 // Whether another round starts, `elapsed_s` into the blocks after `rounds` rounds.
 bool another_round(int rounds, double elapsed_s, double budget_s);
 

@@ -293,6 +293,7 @@ PairedChecks paired_checks(const std::vector<PairedLaunch>& launches, const std:
     checks.solo_n_ranks = solo_check(launches, n_ranks_samples_per_step, n_ranks_runs_by_launch, PairedSide::n_ranks);
   for (const PairedLaunch& launch : launches) {
     checks.block_steps.push_back(launch.block_steps);
+    checks.window_speedups.push_back(launch.window_speedups);
     checks.autocorrelation_lag1.push_back(launch.autocorrelation.empty() ? kNaN : launch.autocorrelation[0]);
   }
   return checks;

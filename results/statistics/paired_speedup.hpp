@@ -114,6 +114,7 @@ struct PairedChecks {
   PairedEstimate solo_n_ranks;    // paired N-rank blocks against the N-rank runs
   std::vector<int> block_steps;   // per launch
   std::vector<double> autocorrelation_lag1;  // per launch, of the pilot's log step times
+  std::vector<int> window_speedups;  // per launch: the speedups whose rounds took turns with its own (itself included)
   bool aa_covers_one() const;     // both A/A intervals hold 1 (true where not measured)
 };
 PairedChecks paired_checks(const std::vector<PairedLaunch>& launches, const std::string& scaling, int world_size,

@@ -184,6 +184,9 @@ struct PairedLaunch {
   // autocorrelation of their log step times at lags 1, 2, ... (index 0 is lag 1).
   double pilot_step_us = 0;
   std::vector<double> autocorrelation;
+  // How many speedups' blocks took turns in the window this one measured in (1: alone);
+  // each pair's start_s counts from the window's first pair.
+  int window_speedups = 1;
   std::vector<BlockPair> pairs;  // in the order they ran
 };
 

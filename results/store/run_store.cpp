@@ -169,6 +169,7 @@ void write_paired(const H5Io& io, hid_t file, const PairedLaunch& paired) {
   io.put_int(g.get(), "launch", paired.launch);
   io.put_int(g.get(), "block_steps", paired.block_steps);
   io.put_double(g.get(), "pilot_step_us", paired.pilot_step_us);
+  io.put_int(g.get(), "window_speedups", paired.window_speedups);
   io.put_doubles(g.get(), "autocorrelation", paired.autocorrelation);
   io.put_ints(g.get(), "kind", kinds);
   io.put_ints(g.get(), "a_first", a_first);
@@ -185,6 +186,9 @@ std::vector<PairedLaunch> read_paired(const H5Io& io, hid_t file) {
   paired.launch = static_cast<int>(io.get_int(g.get(), "launch"));
   paired.block_steps = static_cast<int>(io.get_int(g.get(), "block_steps"));
   paired.pilot_step_us = io.get_double(g.get(), "pilot_step_us");
+  // Optional: a file without it measured its speedup's blocks alone.
+  paired.window_speedups =
+      io.has_attribute(g.get(), "window_speedups") ? static_cast<int>(io.get_int(g.get(), "window_speedups")) : 1;
   paired.autocorrelation = io.get_doubles(g.get(), "autocorrelation");
   const auto kinds = io.get_ints(g.get(), "kind");
   const long count = static_cast<long>(kinds.size());

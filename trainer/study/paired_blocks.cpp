@@ -156,30 +156,78 @@ std::string prepare_sessions(const PairedSetup& setup, PairedSessions& sessions)
 
 }  // namespace
 
-PairedOutcome measure_paired(const PairedSetup& setup) {
-  PairedOutcome outcome;
+// One speedup of a window: its setup, live sessions, block length and what it measured.
+struct PairedWindow::Member {
+  PairedSetup setup;
   PairedSessions sessions;
-  outcome.failure = prepare_sessions(setup, sessions);
-  if (!outcome.failure.empty()) return outcome;
+  PairedOutcome outcome;
+  int n_size = 0;         // the N-rank group's size, on every rank
+  int rounds = 0;         // rounds run so far
+  double spent_s = 0;     // seconds of its own rounds so far (rank 0's clock)
+  bool wants_more = true;  // the same on every rank
+};
 
-  PairedLaunch& out = outcome.blocks;
-  out.launch = setup.launch;
-  if (setup.world->rank() == 0) run_pilot(*sessions.one, out);
-  int steps = out.block_steps;
-  broadcast_from_rank0(*setup.world, steps, "paired blocks: the block length from rank 0's pilot");
-  out.block_steps = steps;
+PairedWindow::PairedWindow() = default;
+PairedWindow::~PairedWindow() = default;
 
-  int n_size = setup.n_group ? setup.n_group->size() : 0;
-  broadcast_from_rank0(*setup.world, n_size, "paired blocks: the N-rank group's size");
-  const auto start = Clock::now();
-  int more = 1;
-  for (int round = 0; more; ++round) {
-    for (const PlannedPair& plan : plan_round(setup.one_rank.seed, setup.launch, round, false, n_size))
-      run_pair(setup, sessions, plan, steps, start, out);
-    if (setup.world->rank() == 0) more = another_round(round + 1, seconds_since(start), setup.budget_seconds) ? 1 : 0;
-    broadcast_from_rank0(*setup.world, more, "paired blocks: whether another round runs");
+void PairedWindow::add(const PairedSetup& setup) {
+  auto member = std::make_unique<Member>();
+  member->setup = setup;
+  const MpiGroup& world = *setup.world;
+  PairedOutcome& outcome = member->outcome;
+  outcome.failure = prepare_sessions(setup, member->sessions);
+  member->wants_more = outcome.failure.empty();
+  if (member->wants_more) {
+    PairedLaunch& out = outcome.blocks;
+    out.launch = setup.launch;
+    if (world.rank() == 0) run_pilot(*member->sessions.one, out);
+    int steps = out.block_steps;
+    broadcast_from_rank0(world, steps, "paired blocks: the block length from rank 0's pilot");
+    out.block_steps = steps;
+    member->n_size = setup.n_group ? setup.n_group->size() : 0;
+    broadcast_from_rank0(world, member->n_size, "paired blocks: the N-rank group's size");
   }
-  return outcome;
+  members_.push_back(std::move(member));
+}
+
+void PairedWindow::run() {
+  if (members_.empty()) return;
+  const MpiGroup& world = *members_.front()->setup.world;
+  // Every member's start_s counts from the window's first pair.
+  const auto start = Clock::now();
+  for (auto& member : members_) member->outcome.blocks.window_speedups = static_cast<int>(members_.size());
+  for (bool any = true; any;) {
+    any = false;
+    for (auto& member : members_) {
+      if (!member->wants_more) continue;
+      const PairedSetup& setup = member->setup;
+      PairedLaunch& out = member->outcome.blocks;
+      const auto round_start = Clock::now();
+      for (const PlannedPair& plan : plan_round(setup.one_rank.seed, setup.launch, member->rounds, false, member->n_size))
+        run_pair(setup, member->sessions, plan, out.block_steps, start, out);
+      member->spent_s += seconds_since(round_start);
+      ++member->rounds;
+      int more = world.rank() == 0 && another_round(member->rounds, member->spent_s, setup.budget_seconds) ? 1 : 0;
+      broadcast_from_rank0(world, more, "paired blocks: whether another round runs");
+      member->wants_more = more != 0;
+      any = any || member->wants_more;
+    }
+  }
+}
+
+PairedOutcome PairedWindow::take(size_t i) { return std::move(members_.at(i)->outcome); }
+
+size_t paired_window_length(const std::vector<int64_t>& bytes, int64_t budget_bytes, int most) {
+  if (bytes.empty() || bytes.front() < 0) return 1;
+  size_t length = 0;
+  int64_t total = 0;
+  for (const int64_t b : bytes) {
+    if (static_cast<int>(length) >= most || b < 0) break;
+    if (length > 0 && total + b > budget_bytes) break;
+    total += b;
+    ++length;
+  }
+  return std::max<size_t>(length, 1);
 }
 
 }  // namespace ddpscale

@@ -257,7 +257,7 @@ void DryRunEstimate::print_estimated_total(double seconds, const std::vector<Pla
 }
 
 // Twins (a 1-rank configuration and its N-rank one, next to each other) the paired design
-// still measures, once per launch in which neither is complete: as run_configuration_or_twins
+// still measures, once per launch in which neither is complete: as SweepDriver::paired_twins_at
 // pairs them.
 int DryRunEstimate::paired_measurements_left(const std::vector<PlannedConfiguration>& plan) const {
   if (spec_.design != "paired" || !spec_.interleave_runs) return 0;

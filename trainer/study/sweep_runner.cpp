@@ -154,6 +154,7 @@ class SweepDriver {
     install_stop_handlers(leader_);
     make_groups_and_communicators();
     if (!write_study_file()) return 1;
+    agree_on_window_memory();
     // Held for the launch's life, from before its first configuration's model: everything
     // the process allocates after it, the libraries' workspaces included, lands elsewhere.
     const torch::Tensor process_shift = hold_device_memory(process_shift_of_launch(spec_, launch_), torch_device_of(device_));
@@ -161,7 +162,7 @@ class SweepDriver {
     account_for_skipped(progress);
     for (size_t i = 0; i < configs_.size(); ++i) {
       if (skip_[i]) continue;
-      const size_t members = run_configuration_or_twins(i, progress);
+      const size_t members = run_next(i, progress);
       if (members == 0) return 1;
       i += members - 1;
     }
@@ -391,14 +392,35 @@ class SweepDriver {
                    configs_.empty() ? "default" : configs_.front().nccl_profile.c_str(), options_.out_dir.c_str());
   }
 
-  // Runs configuration i, or i and its twin i + 1 interleaved, and stores them; returns how
-  // many configurations that was, 0 after a write error was reported.
-  size_t run_configuration_or_twins(size_t i, SweepProgress& progress) {
-    // With interleave_runs, a 1-rank configuration and its N-rank twin next to it alternate
-    // run by run (A B B A ...), so a drift of the machine moves both halves of the speedup.
+  // Whether configurations i and i + 1 are twins the paired design measures (both still to run).
+  bool paired_twins_at(size_t i) const {
+    return spec_.design == "paired" && spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i] &&
+           !skip_[i + 1] && run_twins(configs_[i], configs_[i + 1], device_.cuda);
+  }
+
+  // Runs and stores what starts at configuration i: a window of twins under the paired
+  // design, or configuration i alone, or i and its twin i + 1 interleaved run by run; returns
+  // how many configurations that was, 0 after a write error was reported.
+  size_t run_next(size_t i, SweepProgress& progress) {
+    if (paired_twins_at(i)) return run_paired_window(i, progress);
     const bool interleave = spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i + 1] &&
                             run_twins(configs_[i], configs_[i + 1], device_.cuda);
-    const size_t members = interleave ? 2 : 1;
+    MembersRuns done = run_members(i, interleave ? 2 : 1, progress);
+    for (size_t m = 0; m < done.trained.size(); ++m)
+      if (!store_member(i + m, done, m, nullptr, progress)) return 0;
+    return done.trained.size();
+  }
+
+  // What the runs of one or two configurations left: rank 0's records and, on every rank,
+  // whether it trained in each.
+  struct MembersRuns {
+    std::vector<ConfigRecord> records;  // rank 0 only, one per member
+    std::vector<char> trained;
+  };
+
+  // The runs of configuration i, or of i and its twin i + 1 alternating run by run.
+  MembersRuns run_members(size_t i, size_t members, SweepProgress& progress) {
+    const bool interleave = members == 2;
     const auto on_run_done_of = [&progress](size_t config) {
       return [&progress, config](const RunRecord&) { progress.run_done(config); };
     };
@@ -415,8 +437,9 @@ class SweepDriver {
     }
     progress.runs_began();
     if (interleave) {
+      // A B B A ... from the first run of this launch's share, so a drift of the machine
+      // moves both halves of the speedup; the next launch's continues it.
       const LaunchShare share = share_of(configs_[i]);
-      // A B B A ... from the first run of this launch's share; the next launch's continues it.
       for (int k = share.first; k < share.end; ++k)
         for (size_t j = 0; j < 2; ++j) {
           const size_t m = k % 2 == 0 ? j : 1 - j;
@@ -428,30 +451,98 @@ class SweepDriver {
     } else if (runs[0]) {
       runs[0]->run_remaining(on_run_done_of(i));
     }
-    std::optional<PairedOutcome> paired;
-    if (interleave && spec_.design == "paired") paired = measure_twins_paired(i);
+    MembersRuns done;
+    done.records.resize(members);
     for (size_t m = 0; m < members; ++m) {
-      std::string note;
-      if (runs[m] && leader_) {
-        ConfigRecord record = runs[m]->take_record();
-        if (paired && paired->failure.empty() && configs_[i + m].options.world_size > 1)
-          record.paired.push_back(paired->blocks);
-        note = store(configs_[i + m], std::move(record));
-      }
-      const std::string barrier = "sweep barrier after configuration " + ids_[i + m] + " was stored";
-      if (fault_stall_rank() == mpi_.rank()) stall_for_good(mpi_.rank(), barrier);
-      // Its ranks trained (in the interleaved loop above, they already met after the last
-      // run) and rank 0 wrote its file: they bound the wait; the idle ones do not.
-      sweep_barrier(mpi_.world(), barrier, runs[m] != nullptr);
-      if (!agree_on_leaders_error(store_error_, "storing " + ids_[i + m], "\n")) return 0;
-      if (leader_) progress.config_done(i + m, ids_[i + m], note);
+      done.trained.push_back(runs[m] != nullptr);
+      if (runs[m] && leader_) done.records[m] = runs[m]->take_record();
     }
-    return members;
+    return done;
   }
 
-  // The paired design's blocks of twins i and i + 1 (one of them the 1-rank configuration),
-  // after their runs: collective over every launched rank.
-  PairedOutcome measure_twins_paired(size_t i) {
+  // Stores member m of `done` (configuration `config`) with its paired blocks, if any, and
+  // waits for every rank; false after a write error was reported.
+  bool store_member(size_t config, MembersRuns& done, size_t m, const PairedOutcome* paired, SweepProgress& progress) {
+    std::string note;
+    if (done.trained[m] && leader_) {
+      ConfigRecord record = std::move(done.records[m]);
+      if (paired && paired->failure.empty() && configs_[config].options.world_size > 1)
+        record.paired.push_back(paired->blocks);
+      note = store(configs_[config], std::move(record));
+    }
+    const std::string barrier = "sweep barrier after configuration " + ids_[config] + " was stored";
+    if (fault_stall_rank() == mpi_.rank()) stall_for_good(mpi_.rank(), barrier);
+    // Its ranks trained (in the interleaved runs, they already met after the last run) and
+    // rank 0 wrote its file: they bound the wait; the idle ones do not.
+    sweep_barrier(mpi_.world(), barrier, done.trained[m] != 0);
+    if (!agree_on_leaders_error(store_error_, "storing " + ids_[config], "\n")) return false;
+    if (leader_) progress.config_done(config, ids_[config], note);
+    return true;
+  }
+
+  // A window of twins under the paired design (trainer/study/paired_blocks.hpp): each
+  // pair's runs, then its paired sessions join the window; once the window is full their
+  // rounds take turns, and every member is stored. Returns the configurations it held.
+  size_t run_paired_window(size_t i, SweepProgress& progress) {
+    const size_t twins = paired_window_at(i);
+    PairedWindow window;
+    std::vector<MembersRuns> done;
+    for (size_t t = 0; t < twins; ++t) {
+      done.push_back(run_members(i + 2 * t, 2, progress));
+      window.add(paired_setup(i + 2 * t));
+    }
+    window.run();
+    for (size_t t = 0; t < twins; ++t) {
+      const PairedOutcome outcome = window.take(t);
+      report_paired(i + 2 * t, outcome);
+      for (size_t m = 0; m < 2; ++m)
+        if (!store_member(i + 2 * t + m, done[t], m, &outcome, progress)) return 0;
+    }
+    return 2 * twins;
+  }
+
+  // How many twins from configuration i measure in one window: consecutive pairs of twins,
+  // at most the spec's paired_window, within the memory kPairedWindowMemoryShare allows.
+  size_t paired_window_at(size_t i) const {
+    std::vector<int64_t> bytes;
+    for (size_t j = i; paired_twins_at(j) && bytes.size() < static_cast<size_t>(spec_.paired_window); j += 2)
+      bytes.push_back(paired_sessions_bytes(j));
+    return paired_window_length(bytes, window_memory_budget_, spec_.paired_window);
+  }
+
+  // The training memory of twins j, j + 1's two live sessions on one rank; -1 where the
+  // model's activations are not known.
+  int64_t paired_sessions_bytes(size_t j) const {
+    int64_t total = 0;
+    for (size_t m = 0; m < 2; ++m) {
+      const TrainOptions& o = configs_[j + m].options;
+      const MemoryEstimate estimate = estimate_training_memory(models_[j + m], o, o.world_size);
+      if (!estimate.activations_estimated) return -1;
+      total += estimate.total();
+    }
+    return total;
+  }
+
+  // The smallest free memory of any rank at the launch's start, as the pre-flight reads it,
+  // times kPairedWindowMemoryShare: the same on every rank.
+  void agree_on_window_memory() {
+    const int widest = worlds_.empty() ? 1 : *worlds_.rbegin();
+    double free_bytes = 0;
+    try {
+      const FreeMemory free = read_free_memory(mpi_, device_, widest);
+      free_bytes = static_cast<double>(free.bytes) / std::max(1, free.ranks_sharing);
+    } catch (const std::exception&) {
+      free_bytes = 0;  // unreadable: every window holds one speedup
+    }
+    double smallest = free_bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+    DDPSCALE_MPI_CHECK(MPI_Iallreduce(&free_bytes, &smallest, 1, MPI_DOUBLE, MPI_MIN, mpi_.world().handle(), &request));
+    wait_within_comm_timeout(request, "sweep: the ranks' free memory for the paired windows", WaitPolling::sleep);
+    window_memory_budget_ = static_cast<int64_t>(std::min(smallest * kPairedWindowMemoryShare, 9.0e18));
+  }
+
+  // The paired measurement of twins i and i + 1 (one of them the 1-rank configuration).
+  PairedSetup paired_setup(size_t i) const {
     const bool first_is_one = configs_[i].options.world_size == 1;
     const SweepConfig& one = configs_[first_is_one ? i : i + 1];
     const SweepConfig& many = configs_[first_is_one ? i + 1 : i];
@@ -460,21 +551,25 @@ class SweepDriver {
     setup.one_rank = one.options;
     setup.n_ranks = many.options;
     setup.world = &mpi_.world();
-    setup.n_group = groups_[n].get();
-    setup.n_comm = comms_[n].get();
+    setup.n_group = groups_.at(n).get();
+    setup.n_comm = comms_.at(n).get();
     setup.device = device_;
     setup.launch = launch_;
     setup.budget_seconds = spec_.paired_seconds;
-    PairedOutcome outcome = measure_paired(setup);
-    if (leader_ && !outcome.failure.empty())
+    return setup;
+  }
+
+  void report_paired(size_t i, const PairedOutcome& outcome) const {
+    if (!leader_) return;
+    if (!outcome.failure.empty()) {
       std::fprintf(stderr, "[sweep] %s: no paired blocks (%s); its speedup is the runs'\n", ids_[i].c_str(),
                    outcome.failure.c_str());
-    else if (leader_)
-      std::fprintf(stderr, "[sweep] paired blocks: %zu pairs of %d steps against 1 rank (pilot: %.0f us a step, lag-1 "
-                   "autocorrelation %.2f)\n",
-                   outcome.blocks.pairs.size(), outcome.blocks.block_steps, outcome.blocks.pilot_step_us,
-                   outcome.blocks.autocorrelation.empty() ? std::nan("") : outcome.blocks.autocorrelation[0]);
-    return outcome;
+      return;
+    }
+    std::fprintf(stderr, "[sweep] %s: %zu paired blocks of %d steps against 1 rank (pilot: %.0f us a step, lag-1 "
+                 "autocorrelation %.2f)\n",
+                 ids_[i].c_str(), outcome.blocks.pairs.size(), outcome.blocks.block_steps, outcome.blocks.pilot_step_us,
+                 outcome.blocks.autocorrelation.empty() ? std::nan("") : outcome.blocks.autocorrelation[0]);
   }
 
   // Rank 0 stores a finished configuration; returns its summary line for the progress output.
@@ -550,6 +645,7 @@ class SweepDriver {
   std::set<int> worlds_;
   std::map<int, std::unique_ptr<MpiGroup>> groups_;  // null where this rank is not a member
   std::map<int, std::unique_ptr<Communicator>> comms_;
+  int64_t window_memory_budget_ = 0;         // agree_on_window_memory
   std::string store_error_;                  // rank 0: a configuration's file could not be written
   std::vector<std::string> without_ok_run_;  // rank 0: configurations whose every run failed
 };

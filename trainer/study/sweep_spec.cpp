@@ -102,7 +102,7 @@ const std::set<std::string> kTopKeys = {"name", "models", "batch_sizes", "world_
                                         "seq_len", "features", "vocab", "classes", "overrides", "gpu_busy_steps",
                                         "allreduce_dtype", "interleave_runs", "input_shape", "input",
                                         "memory_check", "launches", "target_half_width", "min_launches",
-                                        "design", "paired_seconds"};
+                                        "design", "paired_seconds", "paired_window"};
 
 void parse_nccl_profiles(const SpecReader& r, const YAML::Node& node, SweepSpec& spec) {
   if (!node.IsMap()) r.fail(node, "nccl_profiles", "expected a map of profile name -> {NCCL_VAR: value}");
@@ -250,7 +250,7 @@ void parse_memory_shifts(const SpecReader& r, const YAML::Node& root, SweepSpec&
   }
 }
 
-// interleave_runs, design and paired_seconds, and whether they go together.
+// interleave_runs, design, paired_seconds and paired_window, and whether they go together.
 void parse_design(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) {
   if (root["interleave_runs"]) spec.interleave_runs = r.scalar<bool>(root["interleave_runs"], "interleave_runs", "true or false");
   if (root["design"]) {
@@ -261,6 +261,7 @@ void parse_design(const SpecReader& r, const YAML::Node& root, SweepSpec& spec) 
              "runs of each side, compared over launches)");
   }
   if (root["paired_seconds"]) spec.paired_seconds = r.positive<double>(root["paired_seconds"], "paired_seconds");
+  if (root["paired_window"]) spec.paired_window = r.positive<int>(root["paired_window"], "paired_window");
   if (spec.design == "paired" && root["interleave_runs"] && !spec.interleave_runs)
     r.fail(root["interleave_runs"], "interleave_runs",
            "false needs design: runs (the paired design measures each N-rank configuration beside its 1-rank twin)");

@@ -79,6 +79,8 @@ struct SweepSpec {
   std::string design = "paired";
   // Seconds of paired blocks per configuration and launch (at least kMinRounds rounds).
   double paired_seconds = kDefaultPairedSeconds;
+  // How many speedups' paired blocks take turns in one window (trainer/study/paired_blocks.hpp).
+  int paired_window = kDefaultPairedWindow;
   // false: skip the memory pre-flight (study/memory_preflight.hpp), as --no-memory-check does.
   bool memory_check = true;
   TrainOptions base;                       // runs, warmup, steps, optimizer, lr, seed, model options
