@@ -36,7 +36,7 @@ int choose_block_steps(const std::vector<double>& autocorrelation, double step_u
 inline constexpr int kPilotSteps = 600;
 inline constexpr int kPilotMaxLag = kMaxBlockSteps;
 // A pilot stops early after this much wall time (slow models): its lags then reach what fits.
-inline constexpr double kPilotMostSeconds = 0.5;
+inline constexpr double kPilotMostSeconds = 0.25;
 
 // ---- The order of the blocks --------------------------------------------------------------
 

@@ -58,6 +58,11 @@ void SweepProgress::runs_began() {
   eta_.runs_began(seconds_since_start());
 }
 
+void SweepProgress::now_doing(const std::string& what) {
+  const auto lock = heartbeat_.lock();
+  running_ = what;
+}
+
 double SweepProgress::seconds_since_start() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }

@@ -32,6 +32,8 @@ class SweepProgress {
   // Configurations first .. first + members - 1 begin (interleaved twins, or one alone).
   void now_running(size_t first, size_t members, const std::string& what);
   void runs_began();
+  // What the progress line names as running, the estimate unchanged (a window's paired blocks).
+  void now_doing(const std::string& what);
 
  private:
   double seconds_since_start() const;

@@ -491,6 +491,8 @@ class SweepDriver {
       done.push_back(run_members(i + 2 * t, 2, progress));
       window.add(paired_setup(i + 2 * t));
     }
+    progress.now_doing("the paired blocks of " + std::to_string(twins) + " speedup" + (twins > 1 ? "s" : "") +
+                       ", their rounds taking turns");
     window.run();
     for (size_t t = 0; t < twins; ++t) {
       const PairedOutcome outcome = window.take(t);
