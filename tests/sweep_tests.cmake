@@ -37,6 +37,13 @@ add_test(NAME sweep_interleave
 set_tests_properties(sweep_interleave PROPERTIES LABELS "mpi;study"
                      ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
 
+# The paired design on 3 ranks for twins of 1 and 2: the third rank waits out the blocks.
+add_test(NAME sweep_paired_spare_rank
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/paired_spare_rank_test.sh $<TARGET_FILE:ddpscale>
+                 ${ddpscale_studies_dir}/paired-spare-rank -- ${DDPSCALE_MPIRUN})
+set_tests_properties(sweep_paired_spare_rank PROPERTIES LABELS "mpi;study"
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 PROCESSORS 2 SKIP_RETURN_CODE 77)
+
 # launches: 2: one command runs two launches of fresh processes; files, process ids and
 # instruments read back with h5py; the report; --resume at launch granularity.
 add_test(NAME sweep_launches

@@ -553,8 +553,11 @@ class SweepDriver {
     setup.one_rank = one.options;
     setup.n_ranks = many.options;
     setup.world = &mpi_.world();
-    setup.n_group = groups_.at(n).get();
-    setup.n_comm = comms_.at(n).get();
+    // Ranks outside the N-rank group have neither (they wait out its blocks).
+    const auto group = groups_.find(n);
+    const auto comm = comms_.find(n);
+    setup.n_group = group == groups_.end() ? nullptr : group->second.get();
+    setup.n_comm = comm == comms_.end() ? nullptr : comm->second.get();
     setup.device = device_;
     setup.launch = launch_;
     setup.budget_seconds = spec_.paired_seconds;
