@@ -40,7 +40,7 @@ TEST(DdpEquivalence, RecurrentAndTransformerModels) {
     SCOPED_TRACE(model);
     auto options = float64_options(0.25, 0.05, true);
     options.model = model;
-    options.batch = 2;
+    options.batch_per_rank = 2;
     expect_equivalent_to_single_rank(options, 2, 2, 64);
   }
 }
@@ -123,7 +123,7 @@ TEST(DdpEquivalence, Bfloat16Autocast) {
   auto one_rank = [&](const std::string& dtype, int steps) {
     SessionSetup setup;
     setup.options = options;
-    setup.options.batch = 2 * options.batch;
+    setup.options.batch_per_rank = 2 * options.batch_per_rank;
     setup.options.dtype = dtype;
     setup.device = test_device();
     auto session = std::make_unique<TrainingSession>(setup);

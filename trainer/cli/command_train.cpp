@@ -112,8 +112,8 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.input_shape = a["input-shape"].as<std::string>();
   o.input = a["input"].as<std::string>();
   o.dropout = a.count("no-dropout") == 0;
-  o.batch = a["batch-size"].as<int64_t>();
   o.scaling = a["scaling"].as<std::string>();
+  set_fixed_batch(o, a["batch-size"].as<int64_t>());
   o.world_size = a["world-size"].as<int>();
   o.optimizer = a["optimizer"].as<std::string>();
   o.optimizer_impl = a["optimizer-impl"].as<std::string>();
