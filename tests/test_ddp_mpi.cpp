@@ -5,6 +5,7 @@
 // with the MPI backend (test_ddp_mpi, label mpi), and with DDPSCALE_TEST_ON_GPU on 2 GPUs
 // with NCCL (test_ddp_gpu, label gpu, skipped without GPUs). The shared setup and the
 // tolerance of the identities are in ddp_test_helpers.hpp.
+#include "comm/check.hpp"
 #include "tests/ddp_test_helpers.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/torchscript_fixtures.hpp"
@@ -175,8 +176,8 @@ TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {
   TrainingSession session(setup);
   const auto [sum, abs_sum] = session.parameter_checksum();
   double values[2] = {sum, abs_sum}, other[2];
-  MPI_Sendrecv(values, 2, MPI_DOUBLE, 1 - g_mpi->rank(), 0, other, 2, MPI_DOUBLE, 1 - g_mpi->rank(), 0,
-               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  DDPSCALE_MPI_CHECK(MPI_Sendrecv(values, 2, MPI_DOUBLE, 1 - g_mpi->rank(), 0, other, 2, MPI_DOUBLE,
+                                  1 - g_mpi->rank(), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   EXPECT_EQ(values[0], other[0]);
   EXPECT_EQ(values[1], other[1]);
   // Without the broadcast the two inits would differ: check that seeds really matter.
