@@ -1,4 +1,4 @@
-# Run at every build (trainer/launch's ddpscale_git_commit target), not at configure time: a
+# Run at every build (trainer/process's ddpscale_git_commit target), not at configure time: a
 # build dir configured once and rebuilt after new commits must record the commit it built.
 # Writes OUT only when the commit changed, so an unchanged tree recompiles nothing.
 # A source copy without a usable .git may name its commit in a GIT_COMMIT file.

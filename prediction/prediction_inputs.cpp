@@ -2,7 +2,7 @@
 
 #include "results/analysis/config_summary.hpp"
 #include "results/analysis/study_analysis.hpp"
-#include "results/report/summary_export.hpp"
+#include "results/store/csv_text.hpp"
 #include "results/store/run_store.hpp"
 #include "results/store/text_io.hpp"
 

@@ -1,6 +1,7 @@
 #include "prediction/prediction_report.hpp"
 
 #include "results/report/report_format.hpp"
+#include "results/store/csv_text.hpp"
 #include "results/store/text_io.hpp"
 
 #include <nlohmann/json.hpp>
@@ -307,8 +308,9 @@ std::string prediction_csv(const ScalingPrediction& result) {
          "allreduce_exposed_us,step_us,step_us_low,step_us_high,samples_per_s,samples_per_s_low,samples_per_s_high,"
          "speedup,speedup_low,speedup_high,efficiency,efficiency_low,efficiency_high,calibrated,bucket_ready\n";
   for (const Prediction& p : result.predictions) {
-    csv << p.model << "," << p.parameters << "," << p.scaling << "," << p.exec << "," << p.batch_per_rank << ","
-        << p.global_batch << "," << p.topology.nodes << "," << p.topology.gpus_per_node << "," << p.algorithm << ","
+    csv << csv_field(p.model) << "," << p.parameters << "," << csv_field(p.scaling) << "," << csv_field(p.exec) << ","
+        << p.batch_per_rank << "," << p.global_batch << "," << p.topology.nodes << "," << p.topology.gpus_per_node << ","
+        << csv_field(p.algorithm) << ","
         << csv_number(p.allreduce_total_us) << "," << csv_number(p.allreduce_exposed_us);
     for (const PredictedValue* v : {&p.step_us, &p.throughput, &p.speedup, &p.efficiency})
       csv << "," << csv_number(v->point) << "," << csv_number(v->interval95.low) << "," << csv_number(v->interval95.high);
@@ -332,7 +334,7 @@ std::string validation_csv(const ScalingPrediction& result) {
          "other_models_covered,node_sharing,node_sharing_low,node_sharing_high,node_sharing_error,"
          "node_sharing_covered\n";
   for (const ValidationRow& r : result.validation) {
-    csv << r.id << "," << r.model << "," << r.exec << "," << r.parameters << "," << r.batch_per_rank << ","
+    csv << csv_field(r.id) << "," << csv_field(r.model) << "," << csv_field(r.exec) << "," << r.parameters << "," << r.batch_per_rank << ","
         << r.world_size << "," << csv_number(r.measured_throughput)
         << checked_columns(r.model_only, r.model_only_error, r.model_only_covered)
         << checked_columns(r.calibrated, r.calibrated_error, r.calibrated_covered)

@@ -25,8 +25,8 @@ DEBIAN_PACKAGES+=(iproute2)
 # PyTorch 1.13, the version of Debian's libtorch-dev, so LibTorch loads what it writes.
 # Measured on the CPU machine: 25 packages, 17.9 MB, 26 s of apt-get install.
 DEBIAN_PACKAGES+=(python3-torch python3-torchvision)
-# The JSON files results/ writes (nlohmann-json) and gnuplot run through Boost.Process, whose
-# search_path needs Boost.Filesystem's library with Debian 12's Boost 1.74.
+# The JSON files results/ writes (nlohmann-json), and gnuplot and a study's launches run through
+# Boost.Process, whose search_path needs Boost.Filesystem's library with Debian 12's Boost 1.74.
 DEBIAN_PACKAGES+=(nlohmann-json3-dev libboost-dev libboost-filesystem-dev)
 
 install_missing_packages() {

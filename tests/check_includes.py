@@ -30,7 +30,7 @@ from check_docs_budget import SKIPPED_DIRS, rel, write
 
 # Written into the build folder at build time, found there through the target's include path.
 GENERATED = {
-    "git_commit.hpp",  # trainer/launch/CMakeLists.txt: the commit the binary was built from
+    "git_commit.hpp",  # trainer/process/CMakeLists.txt: the commit the binary was built from
 }
 SUFFIXES = (".cpp", ".hpp", ".h", ".cu", ".cuh")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')

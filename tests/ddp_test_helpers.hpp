@@ -63,7 +63,7 @@ inline EngineOptions deterministic_options(double bucket_mb, double first_bucket
   o.dropout = false;   // dropout masks differ per rank by design; the equivalence needs none
   o.optimizer = "sgd";
   o.lr = 0.05;
-  o.batch = 4;         // per rank
+  o.batch_per_rank = 4;
   o.bucket_mb = bucket_mb;
   o.first_bucket_mb = first_bucket_mb;
   o.overlap = overlap;
@@ -130,7 +130,7 @@ inline Agreement compare_with_single_rank(const EngineOptions& options, int step
 
   SessionSetup one;
   one.options = options;
-  one.options.batch = options.batch * 2;
+  one.options.batch_per_rank = options.batch_per_rank * 2;
   one.world_size = 1;
   one.device = test_device();
   one.precision = precision;

@@ -1,6 +1,7 @@
 // main() for GoogleTest binaries that run under `mpirun -np 2`: MPI is initialised once
 // for all tests; each rank runs every test. Exits 77 (CTest's skip code here) when every
 // test skipped, e.g. GPU tests on a machine without GPUs.
+#include "comm/check.hpp"
 #include "comm/mpi_context.hpp"
 #include "tests/mpi_test_env.hpp"
 
@@ -23,12 +24,12 @@ int main(int argc, char** argv) {
   int result = RUN_ALL_TESTS();
   // Every rank must agree on the outcome, or mpirun's exit code would depend on timing.
   int any_failed = result != 0;
-  MPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   // Skipped only where every rank skipped everything: on one GPU, rank 0 may run a test
   // that rank 1, without a GPU of its own, skips.
   const auto* unit = ::testing::UnitTest::GetInstance();
   int all_skipped = unit->test_to_run_count() > 0 && unit->skipped_test_count() == unit->test_to_run_count();
-  MPI_Allreduce(MPI_IN_PLACE, &all_skipped, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  DDPSCALE_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all_skipped, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
   if (!any_failed && all_skipped) return 77;
   return any_failed;
 }

@@ -10,6 +10,7 @@
 #include "results/analysis/study_analysis.hpp"
 #include "results/report/report_writer.hpp"
 #include "results/report/summary_export.hpp"
+#include "results/store/csv_text.hpp"
 #include "results/store/run_record.hpp"
 
 #include <gtest/gtest.h>

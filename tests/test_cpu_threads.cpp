@@ -1,6 +1,6 @@
 // CPU ranks size LibTorch's intra-op threads from the CPU mask they were given
-// (launch/device_choice.hpp), not from the machine's core count, with the mask injected.
-#include "trainer/launch/device_choice.hpp"
+// (process/device_choice.hpp), not from the machine's core count, with the mask injected.
+#include "trainer/process/device_choice.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,7 @@
 // with the MPI backend (test_ddp_mpi, label mpi), and with DDPSCALE_TEST_ON_GPU on 2 GPUs
 // with NCCL (test_ddp_gpu, label gpu, skipped without GPUs). The shared setup and the
 // tolerance of the identities are in ddp_test_helpers.hpp.
+#include "comm/check.hpp"
 #include "tests/ddp_test_helpers.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/torchscript_fixtures.hpp"
@@ -40,7 +41,7 @@ TEST(DdpEquivalence, RecurrentAndTransformerModels) {
     SCOPED_TRACE(model);
     auto options = float64_options(0.25, 0.05, true);
     options.model = model;
-    options.batch = 2;
+    options.batch_per_rank = 2;
     expect_equivalent_to_single_rank(options, 2, 2, 64);
   }
 }
@@ -123,7 +124,7 @@ TEST(DdpEquivalence, Bfloat16Autocast) {
   auto one_rank = [&](const std::string& dtype, int steps) {
     SessionSetup setup;
     setup.options = options;
-    setup.options.batch = 2 * options.batch;
+    setup.options.batch_per_rank = 2 * options.batch_per_rank;
     setup.options.dtype = dtype;
     setup.device = test_device();
     auto session = std::make_unique<TrainingSession>(setup);
@@ -175,8 +176,8 @@ TEST(DdpBroadcast, RanksWithDifferentSeedsStartIdentical) {
   TrainingSession session(setup);
   const auto [sum, abs_sum] = session.parameter_checksum();
   double values[2] = {sum, abs_sum}, other[2];
-  MPI_Sendrecv(values, 2, MPI_DOUBLE, 1 - g_mpi->rank(), 0, other, 2, MPI_DOUBLE, 1 - g_mpi->rank(), 0,
-               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  DDPSCALE_MPI_CHECK(MPI_Sendrecv(values, 2, MPI_DOUBLE, 1 - g_mpi->rank(), 0, other, 2, MPI_DOUBLE,
+                                  1 - g_mpi->rank(), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   EXPECT_EQ(values[0], other[0]);
   EXPECT_EQ(values[1], other[1]);
   // Without the broadcast the two inits would differ: check that seeds really matter.

@@ -19,7 +19,7 @@ namespace {
 SessionSetup one_rank_setup(int warmup, GradientTiming* timing) {
   SessionSetup setup;
   setup.options.model = "mlp-medium";
-  setup.options.batch = 8;
+  setup.options.batch_per_rank = 8;
   setup.options.warmup = warmup;
   setup.options.steps = 3;
   setup.gradient_timing = timing;

@@ -1,6 +1,6 @@
-// heartbeat_interval (trainer/launch/heartbeat.hpp): the standard interval, or the one the
+// heartbeat_interval (trainer/process/heartbeat.hpp): the standard interval, or the one the
 // tests inject through DDPSCALE_HEARTBEAT_SECONDS; a bad value is named and ignored.
-#include "trainer/launch/heartbeat.hpp"
+#include "trainer/process/heartbeat.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,27 @@ TEST(LaunchEnvironment, DropsTheRunningJobsWiringKeepsUserSettings) {
   const std::vector<std::string> expected = {"PATH=/usr/bin", "OMPI_MCA_btl=self,vader", "OMPI_ALLOW_RUN_AS_ROOT=1",
                                              "NCCL_NVLS_ENABLE=0", "SLURM_JOB_ID=7"};
   EXPECT_EQ(launch_environment(given), expected);
+}
+
+// run_launch with /bin/sh standing in for the launcher: what it returns and what it passes on.
+TEST(RunLaunch, GivesTheChildExactlyTheGivenEnvironment) {
+  // GIVEN arrives; HOME, set in this process (or not), is not passed on, so it is unset there.
+  const std::vector<std::string> script = {"sh", "-c", "test \"$GIVEN\" = 'a=b c' && test -z \"${HOME+set}\""};
+  EXPECT_EQ(run_launch(script, {"PATH=/usr/bin:/bin", "GIVEN=a=b c"}), 0);
+  EXPECT_EQ(run_launch(script, {"PATH=/usr/bin:/bin", "GIVEN=other"}), 1);
+}
+
+TEST(RunLaunch, ReturnsTheExitStatusOr128PlusTheSignal) {
+  EXPECT_EQ(run_launch({"sh", "-c", "exit 3"}, {}), 3);
+  // SIGKILL: the one signal a test's parent cannot have left ignored for the shell.
+  EXPECT_EQ(run_launch({"sh", "-c", "kill -KILL $$"}, {}), 128 + 9);
+  EXPECT_EQ(run_launch({"/bin/sh", "-c", "exit 4"}, {}), 4);  // a path is run as it is
+}
+
+TEST(RunLaunch, AProgramThatCannotStartIs127) {
+  EXPECT_EQ(run_launch({"ddpscale-no-such-launcher"}, {}), 127);
+  EXPECT_EQ(run_launch({"/nonexistent/mpirun", "-np", "2"}, {}), 127);
+  EXPECT_THROW(run_launch({}, {}), std::invalid_argument);
 }
 
 TEST(LaunchesKey, DefaultsByDeviceAndTheSpecsValueWins) {

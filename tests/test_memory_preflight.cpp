@@ -28,7 +28,7 @@ ModelDescription million_parameter_torchscript() {
 TrainOptions options(const std::string& optimizer, int64_t batch) {
   TrainOptions o;
   o.optimizer = optimizer;
-  o.batch = batch;
+  set_fixed_batch(o, batch);
   return o;
 }
 
@@ -68,7 +68,8 @@ TEST(MemoryPreflight, MlpActivationsGrowWithTheBatchPerRank) {
   mlp.parameters = 3'000'000;
   EXPECT_EQ(estimate_training_memory(mlp, options("adam", 10), 1).activations, 480'000);
   TrainOptions strong = options("adam", 20);
-  strong.scaling = "strong";  // global batch 20 over 2 ranks: 10 per rank
+  strong.scaling = "strong";
+  set_fixed_batch(strong, 20);  // global batch 20 over 2 ranks: 10 per rank
   EXPECT_EQ(estimate_training_memory(mlp, strong, 2).activations, 480'000);
   TrainOptions bf16 = options("adam", 10);
   bf16.dtype = "bfloat16";

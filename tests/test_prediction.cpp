@@ -8,6 +8,7 @@
 #include "prediction/prediction_report.hpp"
 #include "prediction/scaling_prediction.hpp"
 #include "results/report/summary_export.hpp"
+#include "results/store/csv_text.hpp"
 #include "results/store/text_io.hpp"
 #include "tests/temp_dir.hpp"
 

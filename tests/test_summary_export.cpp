@@ -1,6 +1,7 @@
 // summary.csv and summary.json (summary_export): RFC 4180 fields, a fixed header with one row
 // per configuration, empty cells and JSON null where there is no number.
 #include "results/report/summary_export.hpp"
+#include "results/store/csv_text.hpp"
 #include "tests/report_test_helpers.hpp"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,14 @@ TEST(SummaryExport, CsvFieldFollowsRfc4180) {
   const std::string tricky = "a, \"b\"\nc";
   EXPECT_EQ(parse_csv(csv_field(tricky) + "," + csv_field("x") + "\n"),
             (std::vector<std::vector<std::string>>{{tricky, "x"}}));
+}
+
+TEST(SummaryExport, CsvFieldAlwaysQuotedReadsBackTheSame) {
+  EXPECT_EQ(csv_field("adam", CsvQuoting::always), "\"adam\"");
+  EXPECT_EQ(csv_field("", CsvQuoting::always), "\"\"");
+  EXPECT_EQ(csv_field("gemm<float, 2>(\"x\")", CsvQuoting::always), "\"gemm<float, 2>(\"\"x\"\")\"");
+  EXPECT_EQ(parse_csv(csv_field("a,b", CsvQuoting::always) + "," + csv_field("c", CsvQuoting::always) + "\n"),
+            (std::vector<std::vector<std::string>>{{"a,b", "c"}}));
 }
 
 TEST(SummaryExport, CsvHasOneRowPerConfigurationAndAFixedHeader) {

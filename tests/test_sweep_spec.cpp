@@ -155,7 +155,7 @@ TEST(SweepSpec, ExpansionAlternatesWorldSizesAbba) {
   const auto configs = expand_sweep(spec, "default");
   ASSERT_EQ(configs.size(), 6u);
   std::vector<std::pair<int64_t, int>> order;
-  for (const auto& c : configs) order.emplace_back(c.options.batch, c.options.world_size);
+  for (const auto& c : configs) order.emplace_back(fixed_batch(c.options), c.options.world_size);
   EXPECT_EQ(order, (std::vector<std::pair<int64_t, int>>{{8, 1}, {8, 2}, {16, 2}, {16, 1}, {32, 1}, {32, 2}}));
 }
 
@@ -170,8 +170,8 @@ TEST(SweepSpec, OverridesChangeStepsAndBatchSizesOfNamedModels) {
   EXPECT_EQ(configs[0].options.steps, 100);
   EXPECT_EQ(configs[1].options.model, "big");
   EXPECT_EQ(configs[1].options.steps, 20);
-  EXPECT_EQ(configs[1].options.batch, 4);
-  EXPECT_EQ(configs[2].options.batch, 8);
+  EXPECT_EQ(fixed_batch(configs[1].options), 4);
+  EXPECT_EQ(fixed_batch(configs[2].options), 8);
 }
 
 TEST(SweepSpec, WorldOneIsNotRepeatedPerBucketSize) {

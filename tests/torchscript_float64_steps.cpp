@@ -45,11 +45,11 @@ void write_tensor(std::ostream& out, const std::string& header, const torch::Ten
 void write_results(const std::string& path, const EngineOptions& options, int world_size, int steps,
                    ddpscale::TrainingSession& session) {
   std::ofstream out(path);
-  out << "seed " << options.seed << " world_size " << world_size << " batch_per_rank " << options.batch << " steps "
+  out << "seed " << options.seed << " world_size " << world_size << " batch_per_rank " << options.batch_per_rank << " steps "
       << steps << "\n";
   // The session's own call: the global batch of run 0, drawn from seed + 0.
   const auto batch = ddpscale::make_synthetic_batch(options.model, ddpscale::model_options_from(options),
-                                                    options.batch * world_size, options.seed, torch::kCPU);
+                                                    options.batch_per_rank * world_size, options.seed, torch::kCPU);
   write_tensor(out, "input", batch.inputs);
   write_tensor(out, "labels", batch.labels);
   for (const auto& item : session.model().named_parameters())
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   options.optimizer = argv[4];
   options.optimizer_impl = "libtorch";
   options.lr = std::stod(argv[5]);
-  options.batch = std::stoll(argv[6]);
+  options.batch_per_rank = std::stoll(argv[6]);
   const int steps = std::stoi(argv[7]);
   options.phase_timing = false;
   options.seed = 42;

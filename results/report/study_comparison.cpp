@@ -3,8 +3,8 @@
 #include "results/analysis/host_drift.hpp"
 #include "results/report/report_document.hpp"
 #include "results/report/report_format.hpp"
-#include "results/report/summary_export.hpp"
 #include "results/store/config_fields.hpp"
+#include "results/store/csv_text.hpp"
 #include "results/store/run_store.hpp"
 #include "results/store/text_io.hpp"
 

@@ -1,4 +1,5 @@
 #include "results/report/summary_export.hpp"
+#include "results/store/csv_text.hpp"
 
 #include "results/report/report_engines.hpp"
 #include "results/store/config_fields.hpp"
@@ -287,13 +288,6 @@ Json engines_json(const StudyAnalysis& analysis) {
 
 }  // namespace
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string summary_csv(const StudyAnalysis& analysis) {
   const std::vector<Column> cols = columns();
   std::string out;
@@ -331,44 +325,6 @@ std::string commbench_csv(const CommBenchTable& table, int ranks) {
            round_trip_text(table.algbw_gbs[i]) + "," + round_trip_text(table.busbw_gbs[i]) + "," + std::to_string(ranks) +
            "\n";
   return csv;
-}
-
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c != '"') {
-        field += c;
-      } else if (i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else {
-        quoted = false;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(field);
-      field.clear();
-    } else if (c == '\n') {
-      record.push_back(field);
-      field.clear();
-      records.push_back(record);
-      record.clear();
-    } else if (c != '\r') {
-      field += c;
-    }
-  }
-  if (quoted) throw std::runtime_error("CSV text ends inside a quoted field");
-  if (!field.empty() || !record.empty()) {
-    record.push_back(field);
-    records.push_back(record);
-  }
-  return records;
 }
 
 }  // namespace ddpscale

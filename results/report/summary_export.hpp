@@ -16,11 +16,4 @@ std::string summary_json(const StudyAnalysis& analysis);
 // how many ranks measured it.
 std::string commbench_csv(const CommBenchTable& table, int ranks);
 
-// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
-std::string csv_field(const std::string& text);
-// And back: the records of RFC 4180 text, fields unquoted (quoted fields may hold commas,
-// doubled quotes and line breaks). Throws std::runtime_error for text that ends inside a
-// quoted field. What `ddpscale predict` reads summary.csv and commbench.csv with.
-std::vector<std::vector<std::string>> parse_csv(const std::string& text);
-
 }  // namespace ddpscale

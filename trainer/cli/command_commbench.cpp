@@ -3,9 +3,9 @@
 #include "comm/nccl_profile.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
-#include "trainer/launch/cli_util.hpp"
-#include "trainer/launch/heartbeat.hpp"
-#include "trainer/launch/launch_prologue.hpp"
+#include "trainer/process/cli_util.hpp"
+#include "trainer/process/heartbeat.hpp"
+#include "trainer/process/launch_prologue.hpp"
 
 #include <cxxopts.hpp>
 

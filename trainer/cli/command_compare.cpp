@@ -3,7 +3,7 @@
 #include "results/report/study_comparison.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
-#include "trainer/launch/cli_util.hpp"
+#include "trainer/process/cli_util.hpp"
 
 #include <cxxopts.hpp>
 

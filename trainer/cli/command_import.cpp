@@ -4,7 +4,7 @@
 #include "results/store/pytorch_import.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
-#include "trainer/launch/system_report.hpp"
+#include "trainer/process/system_report.hpp"
 
 #include <cxxopts.hpp>
 

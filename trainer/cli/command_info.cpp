@@ -1,7 +1,7 @@
 #include "comm/mpi_context.hpp"
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
-#include "trainer/launch/system_report.hpp"
+#include "trainer/process/system_report.hpp"
 
 #include <cxxopts.hpp>
 

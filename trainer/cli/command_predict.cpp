@@ -7,7 +7,7 @@
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
 #include "trainer/cli/predict_options.hpp"
-#include "trainer/launch/cli_util.hpp"
+#include "trainer/process/cli_util.hpp"
 
 #include <cxxopts.hpp>
 

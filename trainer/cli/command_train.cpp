@@ -5,9 +5,9 @@
 #include "trainer/cli/commands.hpp"
 #include "trainer/cli/help_option.hpp"
 #include "trainer/engine/training_session.hpp"
-#include "trainer/launch/cli_util.hpp"
-#include "trainer/launch/device_choice.hpp"
-#include "trainer/launch/launch_prologue.hpp"
+#include "trainer/process/cli_util.hpp"
+#include "trainer/process/device_choice.hpp"
+#include "trainer/process/launch_prologue.hpp"
 #include "trainer/study/config_runner.hpp"
 #include "trainer/study/memory_preflight.hpp"
 #include "trainer/study/run_summary.hpp"
@@ -112,8 +112,8 @@ TrainOptions train_options_from(const cxxopts::ParseResult& a) {
   o.input_shape = a["input-shape"].as<std::string>();
   o.input = a["input"].as<std::string>();
   o.dropout = a.count("no-dropout") == 0;
-  o.batch = a["batch-size"].as<int64_t>();
   o.scaling = a["scaling"].as<std::string>();
+  set_fixed_batch(o, a["batch-size"].as<int64_t>());
   o.world_size = a["world-size"].as<int>();
   o.optimizer = a["optimizer"].as<std::string>();
   o.optimizer_impl = a["optimizer-impl"].as<std::string>();

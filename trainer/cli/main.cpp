@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "trainer/cli/commands.hpp"
-#include "trainer/launch/invocation.hpp"
-#include "trainer/launch/system_report.hpp"
+#include "trainer/process/invocation.hpp"
+#include "trainer/process/system_report.hpp"
 
 // HDF5 is linked through the run store (results/); only this one switch is needed here.
 extern "C" int H5dont_atexit(void);

@@ -18,7 +18,7 @@ struct EngineOptions {
   // torchscript:PATH models (models/torchscript_model.hpp): what forward takes per sample,
   // one of the two: --input-shape 3x224x224 (float inputs) or --input tokens:VOCAB:SEQ.
   std::string input_shape, input;
-  int64_t batch = 32;               // per rank; the global batch is batch x world size
+  int64_t batch_per_rank = 32;      // samples each rank trains on per step; the global batch is this x world size
   uint64_t seed = 42;               // initial parameters; run k draws data and dropout from seed + k
   std::string optimizer = "adam";   // adam | sgd
   std::string optimizer_impl = "auto";  // auto (fused Adam on GPUs) | libtorch | fused

@@ -153,8 +153,8 @@ void TrainingSession::create_batch(uint64_t run_seed, const ModelOptions& model_
   const auto& o = setup_.options;
   // Every rank generates the global batch and keeps its own slice, so N ranks with batch
   // b see exactly the data of one rank with batch N*b (the equivalence the tests check).
-  const int64_t local = o.batch;
-  const int64_t global = o.batch * setup_.world_size;
+  const int64_t local = o.batch_per_rank;
+  const int64_t global = o.batch_per_rank * setup_.world_size;
   SyntheticBatch batch = make_synthetic_batch(o.model, model_options, global, run_seed, torch::kCPU);
   inputs_ = batch.inputs.narrow(0, local * setup_.rank, local).contiguous();
   if (inputs_.is_floating_point()) inputs_ = inputs_.to(setup_.precision);  // token ids stay int64

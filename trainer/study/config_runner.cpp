@@ -7,7 +7,7 @@
 #include "results/store/run_store.hpp"
 #include "trainer/engine/initial_model.hpp"
 #include "trainer/engine/training_session.hpp"
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/device_choice.hpp"
 #include "trainer/study/fault_injection.hpp"
 #include "trainer/study/host_calibration.hpp"
 #include "trainer/study/timing_exchange.hpp"

@@ -4,7 +4,7 @@
 #pragma once
 #include "comm/communicator.hpp"
 #include "results/store/run_record.hpp"
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/device_choice.hpp"
 #include "trainer/study/train_options.hpp"
 
 #include <ATen/core/Tensor.h>

@@ -9,6 +9,13 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/env.hpp>
+#include <boost/process/environment.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
+#include <boost/process/search_path.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,10 +24,15 @@
 #include <cstring>
 #include <map>
 #include <sstream>
+#include <stdexcept>
+#include <system_error>
 
 extern char** environ;
 
 namespace ddpscale {
+
+namespace bp = boost::process;
+
 namespace {
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
@@ -97,33 +109,55 @@ void install_forwarding() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// Runs the command with the environment and waits; its output is the driver's. The child
-// dies with the driver (PR_SET_PDEATHSIG): a driver killed outright leaves no launch behind.
+// The program as execvp would find it: a word with a slash as it is, else its first match on
+// PATH; "" when there is none.
+std::string program_path(const std::string& word) {
+  if (word.find('/') != std::string::npos) return word;
+  return bp::search_path(word).string();
+}
+
+// Exactly these NAME=value variables and no others (bp::environment starts empty; a word
+// without '=' is no variable and is left out, as execve's envp would ignore it).
+bp::environment environment_of(const std::vector<std::string>& assignments) {
+  bp::environment environment;
+  for (const std::string& assignment : assignments) {
+    const size_t equals = assignment.find('=');
+    if (equals != std::string::npos) environment[assignment.substr(0, equals)] = assignment.substr(equals + 1);
+  }
+  return environment;
+}
+
+int cannot_start(const std::string& program, const std::string& why) {
+  std::fprintf(stderr, "ddpscale sweep: cannot start the launch: %s: %s\n", program.c_str(), why.c_str());
+  return 127;  // as a shell says a command it could not run
+}
+
+}  // namespace
+
 int run_launch(const std::vector<std::string>& command, const std::vector<std::string>& environment) {
-  std::vector<char*> argv, envp;
-  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& assignment : environment) envp.push_back(const_cast<char*>(assignment.c_str()));
-  envp.push_back(nullptr);
+  if (command.empty()) throw std::invalid_argument("run_launch: an empty command");
+  const std::string program = program_path(command.front());
+  if (program.empty()) return cannot_start(command.front(), "not found on PATH");
   std::fflush(stdout);
   std::fflush(stderr);
-  const pid_t child = fork();
-  if (child < 0) throw std::runtime_error(std::string("fork() failed: ") + std::strerror(errno));
-  if (child == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    execvpe(argv[0], argv.data(), envp.data());
-    std::fprintf(stderr, "ddpscale sweep: cannot start the launch: %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  running_launch = child;
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error(std::string("waitpid() failed: ") + std::strerror(errno));
-  }
+  // The child dies with the driver (PR_SET_PDEATHSIG, set between fork and exec): a driver
+  // killed outright leaves no launch behind.
+  const auto die_with_the_driver = bp::extend::on_exec_setup([](auto&) { prctl(PR_SET_PDEATHSIG, SIGTERM); });
+  std::error_code error;
+  // An exec that fails is reported here through Boost.Process's error pipe; its child has
+  // exited by then, left for the driver's own exit to reap.
+  bp::child launch(bp::exe = program, bp::args = std::vector<std::string>(command.begin() + 1, command.end()),
+                   environment_of(environment), die_with_the_driver, error);
+  if (error) return cannot_start(command.front(), error.message());
+  running_launch = launch.id();
+  launch.wait();  // waitpid, resumed after the signals the driver forwards
   running_launch = 0;
+  const int status = launch.native_exit_code();  // as waitpid gives it
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + WTERMSIG(status);
 }
+
+namespace {
 
 // A barrier the ranks that do not start launches wait in without holding a core: a launch
 // may run for hours, and on CPU the launch's ranks need the cores.

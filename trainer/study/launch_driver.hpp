@@ -38,6 +38,13 @@ std::vector<std::string> launch_command(const std::string& launcher, const std::
 // settings a user makes (OMPI_MCA_btl, OMPI_ALLOW_RUN_AS_ROOT, NCCL_*) stay. Exposed for tests.
 std::vector<std::string> launch_environment(const std::vector<std::string>& environment);
 
+// Runs `command` (its first word found as execvp finds it) with exactly `environment`
+// (NAME=value each), its output the caller's, and waits for it. Returns its exit status,
+// 128 + the signal that killed it, or 127 when it cannot be started (the reason on stderr).
+// While it runs, the SIGINT or SIGTERM drive_launches' handler receives goes on to it; it
+// dies with the calling process. Exposed for tests.
+int run_launch(const std::vector<std::string>& command, const std::vector<std::string>& environment);
+
 // The variable through which the driver gives each launch the command the user typed, so
 // the study records that one instead of the nested launch's.
 constexpr const char* kStudyCommandVariable = "DDPSCALE_STUDY_COMMAND";

@@ -2,8 +2,8 @@
 
 #include "comm/mpi_context.hpp"
 #include "models/model_shapes.hpp"
-#include "trainer/launch/cli_util.hpp"
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/cli_util.hpp"
+#include "trainer/process/device_choice.hpp"
 
 #include <algorithm>
 #include <cmath>

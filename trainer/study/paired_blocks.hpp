@@ -12,7 +12,7 @@
 #pragma once
 #include "results/statistics/paired_design.hpp"
 #include "results/store/run_record.hpp"
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/device_choice.hpp"
 #include "trainer/study/train_options.hpp"
 
 #include <cstdint>

@@ -13,7 +13,7 @@ std::string probe_key(const TrainOptions& o) {
 
 double probe_step_seconds(const TrainOptions& options, const DeviceChoice& device, int steps) {
   EngineOptions e = engine_options(options, 1, 0);
-  e.batch = batch_per_rank(options, options.world_size);  // the per-rank work of its world size
+  e.batch_per_rank = batch_per_rank(options, options.world_size);  // the per-rank work of its world size
   e.exec = "eager";  // a graph's capture would cost more than the steps it times
   e.warmup = 1;
   e.steps = steps;

@@ -5,7 +5,7 @@
 // those configurations, and the dry run says so (docs/methodology.md, "Progress and its
 // estimate").
 #pragma once
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/device_choice.hpp"
 #include "trainer/study/sweep_eta.hpp"
 #include "trainer/study/train_options.hpp"
 

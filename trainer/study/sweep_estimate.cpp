@@ -4,7 +4,7 @@
 #include "results/statistics/paired_design.hpp"
 #include "results/store/run_store.hpp"
 #include "results/store/text_io.hpp"
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/device_choice.hpp"
 #include "trainer/study/launch_driver.hpp"
 #include "trainer/study/step_probe.hpp"
 #include "trainer/study/stored_run_times.hpp"

@@ -6,8 +6,8 @@
 #include "results/report/report_format.hpp"
 #include "results/store/run_store.hpp"
 #include "trainer/engine/engine_options.hpp"
-#include "trainer/launch/cli_util.hpp"
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/cli_util.hpp"
+#include "trainer/process/device_choice.hpp"
 #include "trainer/study/memory_preflight.hpp"
 #include "trainer/study/train_options.hpp"
 
@@ -63,7 +63,7 @@ NcclProfile select_profile(const SweepSpec& spec, const std::string& requested) 
 }
 
 std::string config_name(const SweepConfig& c) {
-  return "configuration " + c.options.model + " batch " + std::to_string(c.options.batch) + " world " +
+  return "configuration " + c.options.model + " batch " + std::to_string(fixed_batch(c.options)) + " world " +
          std::to_string(c.options.world_size);
 }
 
@@ -108,7 +108,7 @@ void check_configs_fit_in_memory(const std::vector<SweepConfig>& configs, const 
     if (free == free_by_world.end()) free = free_by_world.emplace(world, read_free_memory(mpi, device, world)).first;
     const MemoryVerdict verdict = preflight_verdict(models[i], configs[i].options, world, free->second, true);
     if (verdict.fits) continue;
-    misfits.push_back(configs[i].options.model + " batch " + std::to_string(configs[i].options.batch) + " world " +
+    misfits.push_back(configs[i].options.model + " batch " + std::to_string(fixed_batch(configs[i].options)) + " world " +
                       std::to_string(world));
     if (first_reason.empty()) first_reason = verdict.message;
   }

@@ -1,7 +1,7 @@
 // Rank 0's progress lines of a sweep launch, and the clock format they and the --dry-run
 // estimate print times in.
 #pragma once
-#include "trainer/launch/heartbeat.hpp"
+#include "trainer/process/heartbeat.hpp"
 #include "trainer/study/sweep_eta.hpp"
 
 #include <chrono>

@@ -468,7 +468,7 @@ std::vector<SweepConfig> expand_sweep(const SweepSpec& spec, const std::string& 
         if (world == 1 && !first_communication_values) continue;
         SweepConfig c;
         c.options = options;
-        c.options.batch = batch;
+        set_fixed_batch(c.options, batch);
         c.options.world_size = world;
         apply_overrides(spec, c.options);
         c.nccl_profile = nccl_profile;

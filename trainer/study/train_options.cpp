@@ -2,7 +2,7 @@
 
 #include "models/model_catalog.hpp"
 #include "models/torchscript_catalog.hpp"
-#include "trainer/launch/cli_util.hpp"
+#include "trainer/process/cli_util.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -16,11 +16,21 @@ int effective_world_size(const TrainOptions& options, int launched_ranks) {
 }
 
 int64_t batch_per_rank(const TrainOptions& options, int world_size) {
-  return options.scaling == "strong" ? options.batch / world_size : options.batch;
+  return options.scaling == "strong" ? options.global_batch / world_size : options.batch_per_rank;
 }
 
 int64_t global_batch(const TrainOptions& options, int world_size) {
-  return options.scaling == "strong" ? options.batch : options.batch * world_size;
+  return options.scaling == "strong" ? options.global_batch : options.batch_per_rank * world_size;
+}
+
+void set_fixed_batch(TrainOptions& options, int64_t batch) {
+  const bool strong = options.scaling == "strong";
+  options.global_batch = strong ? batch : 0;
+  options.batch_per_rank = strong ? 0 : batch;
+}
+
+int64_t fixed_batch(const TrainOptions& options) {
+  return options.scaling == "strong" ? options.global_batch : options.batch_per_rank;
 }
 
 std::string canonical_dtype(const std::string& name) {
@@ -95,7 +105,7 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   auto positive = [](const char* what, int64_t value) {
     if (value <= 0) throw UsageError(std::string("--") + what + " must be positive, got " + std::to_string(value));
   };
-  positive("batch-size", o.batch);
+  positive("batch-size", fixed_batch(o));
   positive("runs", o.runs);
   positive("steps", o.steps);
   if (o.warmup < 0) throw UsageError("--warmup must not be negative, got " + std::to_string(o.warmup));
@@ -137,8 +147,8 @@ void validate_train_options(const TrainOptions& o, int launched_ranks, bool on_c
   if (world > launched_ranks)
     throw UsageError("--world-size " + std::to_string(world) + " is larger than the " +
                      std::to_string(launched_ranks) + " ranks launched (mpirun -np " + std::to_string(world) + " ...)");
-  if (o.scaling == "strong" && o.batch % world != 0)
-    throw UsageError("--scaling strong splits the global batch " + std::to_string(o.batch) + " over " +
+  if (o.scaling == "strong" && o.global_batch % world != 0)
+    throw UsageError("--scaling strong splits the global batch " + std::to_string(o.global_batch) + " over " +
                      std::to_string(world) + " ranks, but it does not divide evenly; pick a multiple of " +
                      std::to_string(world));
   if (o.seq_len < 0 || o.features < 0 || o.vocab < 0 || o.classes < 0)
@@ -225,7 +235,7 @@ int placement_shift_of_run(const TrainOptions& o, int run_index) {
 EngineOptions engine_options(const TrainOptions& o, int world_size, int run_index) {
   EngineOptions e = o;
   e.placement_shift_mib = placement_shift_of_run(o, run_index);
-  e.batch = batch_per_rank(o, world_size);
+  e.batch_per_rank = batch_per_rank(o, world_size);
   e.phase_timing = phase_timed_run(o, run_index);
   e.dtype = canonical_dtype(o.dtype);
   return e;

@@ -12,10 +12,12 @@
 namespace ddpscale {
 
 // What the engine reads for one run (EngineOptions: model, optimizer, DDP settings, steps)
-// plus how a configuration runs. `batch` here is per rank (weak scaling) or global (strong
-// scaling); the engine gets the batch per rank (engine_options()).
+// plus how a configuration runs. The batch the scaling holds fixed as the world grows is one
+// of two fields (set_fixed_batch): batch_per_rank under weak scaling, global_batch under
+// strong, the other 0; the engine gets the batch per rank of a world size (engine_options()).
 struct TrainOptions : EngineOptions {
   std::string scaling = "weak";     // weak | strong
+  int64_t global_batch = 0;         // strong scaling: samples per step over all ranks; weak: 0
   int world_size = 0;               // ranks that train; 0 = every launched rank
   int runs = 5;
   // Runs time phases in the pattern on, off, off, on (repeated), so the clock's own cost is
@@ -79,6 +81,13 @@ void validate_model_input(const EngineOptions& options);
 int effective_world_size(const TrainOptions& options, int launched_ranks);
 int64_t batch_per_rank(const TrainOptions& options, int world_size);
 int64_t global_batch(const TrainOptions& options, int world_size);
+
+// --batch-size and a spec's batch_sizes name the batch the scaling holds fixed: per rank
+// under weak scaling, global under strong. Sets that field from options.scaling (so set the
+// scaling first) and zeroes the other, so neither holds a value that means nothing.
+void set_fixed_batch(TrainOptions& options, int64_t batch);
+// That batch: batch_per_rank under weak scaling, global_batch under strong.
+int64_t fixed_batch(const TrainOptions& options);
 
 // The record of the configuration's parameters, as stored and compared on --resume.
 ConfigParams config_params(const TrainOptions& options, int world_size, int64_t parameters, bool on_cuda);

@@ -1,8 +1,8 @@
-#include "trainer/launch/launch_prologue.hpp"
+#include "trainer/process/launch_prologue.hpp"
 
 #include "comm/comm_timeout.hpp"
 #include "comm/mpi_context.hpp"
-#include "trainer/launch/cli_util.hpp"
+#include "trainer/process/cli_util.hpp"
 
 #include <cxxopts.hpp>
 

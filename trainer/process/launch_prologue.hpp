@@ -3,7 +3,7 @@
 // validation), the device every rank uses, and the communicator of a group of ranks.
 #pragma once
 #include "comm/communicator.hpp"
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/device_choice.hpp"
 
 #include <exception>
 #include <functional>

@@ -1,4 +1,4 @@
-#include "trainer/launch/invocation.hpp"
+#include "trainer/process/invocation.hpp"
 
 #include <unistd.h>
 

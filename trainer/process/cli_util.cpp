@@ -1,4 +1,4 @@
-#include "trainer/launch/cli_util.hpp"
+#include "trainer/process/cli_util.hpp"
 
 #include "comm/mpi_context.hpp"
 

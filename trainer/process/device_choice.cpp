@@ -1,8 +1,8 @@
-#include "trainer/launch/device_choice.hpp"
+#include "trainer/process/device_choice.hpp"
 
 #include "comm/mpi_context.hpp"
 #include "devices/gpu_info.hpp"
-#include "trainer/launch/cli_util.hpp"
+#include "trainer/process/cli_util.hpp"
 
 #include <ATen/Parallel.h>
 #include <sched.h>

@@ -1,4 +1,4 @@
-#include "trainer/launch/system_report.hpp"
+#include "trainer/process/system_report.hpp"
 
 #include "comm/mpi_context.hpp"
 #include "comm/nccl_profile.hpp"
