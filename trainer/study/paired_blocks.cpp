@@ -7,14 +7,25 @@
 #include "trainer/engine/initial_model.hpp"
 #include "trainer/engine/training_session.hpp"
 #include "trainer/study/config_runner.hpp"
+#include "trainer/study/memory_preflight.hpp"
 #include "trainer/study/timing_exchange.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 namespace ddpscale {
+
+// The two live sessions of a rank of the N-rank group: its own 1-rank session and its part of
+// the N-rank one (none on other ranks). Each has its own copy of the model (one InitialModel
+// hands out one live model).
+struct PairedSessions {
+  std::shared_ptr<InitialModel> one_model, n_model;
+  std::unique_ptr<TrainingSession> one, n;
+};
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -46,13 +57,6 @@ std::unique_ptr<TrainingSession> make_session(const TrainOptions& options, int r
   return std::make_unique<TrainingSession>(setup);
 }
 
-// The two live sessions of a rank of the N-rank group: its own 1-rank session and its part of
-// the N-rank one (none on other ranks). Each has its own copy of the model (one InitialModel
-// hands out one live model).
-struct PairedSessions {
-  std::shared_ptr<InitialModel> one_model, n_model;
-  std::unique_ptr<TrainingSession> one, n;
-};
 
 // Wall time of `steps` steps of a session, synchronized with the device at the end (and,
 // from the block before, at the start).
@@ -228,6 +232,42 @@ size_t paired_window_length(const std::vector<int64_t>& bytes, int64_t budget_by
     ++length;
   }
   return std::max<size_t>(length, 1);
+}
+
+int64_t paired_sessions_bytes(const TrainOptions& a, const ModelDescription& model_a, const TrainOptions& b,
+                              const ModelDescription& model_b) {
+  const MemoryEstimate ea = estimate_training_memory(model_a, a, a.world_size);
+  const MemoryEstimate eb = estimate_training_memory(model_b, b, b.world_size);
+  if (!ea.activations_estimated || !eb.activations_estimated) return -1;
+  return ea.total() + eb.total();
+}
+
+int64_t agree_on_window_memory(const MpiContext& mpi, const DeviceChoice& device, int widest) {
+  double free_bytes = 0;
+  try {
+    const FreeMemory free = read_free_memory(mpi, device, widest);
+    free_bytes = static_cast<double>(free.bytes) / std::max(1, free.ranks_sharing);
+  } catch (const std::exception&) {
+    free_bytes = 0;
+  }
+  double smallest = free_bytes;
+  MPI_Request request = MPI_REQUEST_NULL;
+  DDPSCALE_MPI_CHECK(MPI_Iallreduce(&free_bytes, &smallest, 1, MPI_DOUBLE, MPI_MIN, mpi.world().handle(), &request));
+  wait_within_comm_timeout(request, "sweep: the ranks' free memory for the paired windows", WaitPolling::sleep);
+  return static_cast<int64_t>(std::min(smallest * kPairedWindowMemoryShare, 9.0e18));
+}
+
+void print_paired_outcome(const std::string& id, const PairedOutcome& outcome) {
+  if (!outcome.failure.empty()) {
+    std::fprintf(stderr, "[sweep] %s: no paired blocks (%s); its speedup is the runs'\n", id.c_str(),
+                 outcome.failure.c_str());
+    return;
+  }
+  const PairedLaunch& blocks = outcome.blocks;
+  std::fprintf(stderr, "[sweep] %s: %zu paired blocks of %d steps against 1 rank (pilot: %.0f us a step, lag-1 "
+               "autocorrelation %.2f)\n",
+               id.c_str(), blocks.pairs.size(), blocks.block_steps, blocks.pilot_step_us,
+               blocks.autocorrelation.empty() ? std::nan("") : blocks.autocorrelation[0]);
 }
 
 }  // namespace ddpscale

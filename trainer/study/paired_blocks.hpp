@@ -23,7 +23,9 @@
 namespace ddpscale {
 
 class Communicator;
+class MpiContext;
 class MpiGroup;
+struct ModelDescription;
 
 struct PairedSetup {
   TrainOptions one_rank;               // the 1-rank configuration
@@ -73,6 +75,19 @@ class PairedWindow {
 // where it is not known (a TorchScript model's activations): such a speedup measures in a
 // window of its own. At least 1. Pure.
 size_t paired_window_length(const std::vector<int64_t>& bytes, int64_t budget_bytes, int most);
+
+// The training memory of two twins' live sessions on one rank (the memory pre-flight's
+// estimates); -1 where a model's activations are not known.
+int64_t paired_sessions_bytes(const TrainOptions& a, const ModelDescription& model_a, const TrainOptions& b,
+                              const ModelDescription& model_b);
+
+// kPairedWindowMemoryShare of the smallest free memory of any rank at the launch's start, as
+// the pre-flight reads it for `widest` ranks: the same on every rank (collective over the
+// world). 0 where a rank cannot read it: every window then holds one speedup.
+int64_t agree_on_window_memory(const MpiContext& mpi, const DeviceChoice& device, int widest);
+
+// Rank 0's line for a speedup's paired measurement: its pairs and pilot, or why there are none.
+void print_paired_outcome(const std::string& id, const PairedOutcome& outcome);
 
 // The share of a rank's free memory (as the memory pre-flight reads it at the launch's start)
 // that the live sessions of one window may take: the rest stays for the runs of the window's

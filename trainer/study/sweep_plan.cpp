@@ -2,6 +2,7 @@
 
 #include "comm/mpi_context.hpp"
 #include "models/model_catalog.hpp"
+#include "results/analysis/launch_precision.hpp"
 #include "results/analysis/study_analysis.hpp"
 #include "results/report/report_format.hpp"
 #include "results/store/run_store.hpp"
@@ -248,5 +249,27 @@ void check_launches(const SweepSpec& spec, const std::vector<SweepConfig>& confi
                      std::to_string(launches) + "; give launches (the most) at least min_launches (the fewest)");
 }
 
+std::string stopping_rule_change(const SweepOptions& options, const SweepSpec& spec) {
+  if (!options.resume || options.overwrite || !fs::exists(fs::path(options.out_dir) / kStudyFileName))
+    return "";
+  LaunchRule stored;
+  try {
+    stored = launch_rule_of_spec(read_study(options.out_dir).spec_text);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  const LaunchRule asked{spec.target_half_width, spec.min_launches};
+  if (stored.target_half_width == asked.target_half_width && stored.min_launches == asked.min_launches) return "";
+  const auto rule_text = [](const LaunchRule& r) {
+    char target[32];
+    std::snprintf(target, sizeof(target), "%g", r.target_half_width);
+    return r.target_half_width > 0 ? "target_half_width " + std::string(target) +
+                                         (r.min_launches > 0 ? ", min_launches " + std::to_string(r.min_launches) : "")
+                                   : std::string("no target_half_width");
+  };
+  return options.out_dir + " was begun with " + rule_text(stored) + " (its study.h5), and " + spec.path +
+         " now asks for " + rule_text(asked) + "; put the first back to continue the study, pass --overwrite to "
+         "measure it again under the new rule, or give another --out";
+}
 
 }  // namespace ddpscale

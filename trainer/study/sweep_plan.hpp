@@ -61,4 +61,9 @@ bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda);
 // --dry-run's listing of the configurations in run order and the training they amount to.
 void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda, int launches);
 
+// Rank 0: a study continued from --out must keep the stopping rule it began with (the
+// launches so far were stopped by it, and the report states the one in study.h5's spec): ""
+// or why not, with what to do.
+std::string stopping_rule_change(const SweepOptions& options, const SweepSpec& spec);
+
 }  // namespace ddpscale

@@ -154,7 +154,7 @@ class SweepDriver {
     install_stop_handlers(leader_);
     make_groups_and_communicators();
     if (!write_study_file()) return 1;
-    agree_on_window_memory();
+    window_memory_budget_ = agree_on_window_memory(mpi_, device_, *worlds_.rbegin());
     // Held for the launch's life, from before its first configuration's model: everything
     // the process allocates after it, the libraries' workspaces included, lands elsewhere.
     const torch::Tensor process_shift = hold_device_memory(process_shift_of_launch(spec_, launch_), torch_device_of(device_));
@@ -227,31 +227,6 @@ class SweepDriver {
     fs::remove(config_file(options, id, k, launches_), ignored);
   }
 
-  // Rank 0: a study continued from --out must keep the stopping rule it began with: the
-  // launches so far stopped by it, and the report states the one in study.h5's spec.
-  std::string check_stopping_rule_unchanged() const {
-    if (!options_.resume || options_.overwrite || !fs::exists(fs::path(options_.out_dir) / kStudyFileName))
-      return "";
-    LaunchRule stored;
-    try {
-      stored = launch_rule_of_spec(read_study(options_.out_dir).spec_text);
-    } catch (const StoreError& e) {
-      return e.what();
-    }
-    const LaunchRule asked{spec_.target_half_width, spec_.min_launches};
-    if (stored.target_half_width == asked.target_half_width && stored.min_launches == asked.min_launches) return "";
-    const auto rule_text = [](const LaunchRule& r) {
-      char target[32];
-      std::snprintf(target, sizeof(target), "%g", r.target_half_width);
-      return r.target_half_width > 0 ? "target_half_width " + std::string(target) +
-                                           (r.min_launches > 0 ? ", min_launches " + std::to_string(r.min_launches) : "")
-                                     : std::string("no target_half_width");
-    };
-    return options_.out_dir + " was begun with " + rule_text(stored) + " (its study.h5), and " + spec_.path +
-           " now asks for " + rule_text(asked) + "; put the first back to continue the study, pass --overwrite to "
-           "measure it again under the new rule, or give another --out";
-  }
-
   // The driver's view of launch k before it starts (study/launch_driver.hpp).
   LaunchOutlook outlook_of_launch(int k) const {
     LaunchOutlook outlook;
@@ -297,7 +272,7 @@ class SweepDriver {
         if (std::string error = plan_output(options_, configs_, device_.cuda, k, launches_, skip); !error.empty())
           return error;
       }
-      return check_stopping_rule_unchanged();
+      return stopping_rule_change(options_, spec_);
     });
     if (!agree_on_leaders_error(refusal, "the output folder")) return 2;
     // Whether a launch is needed is decided right before it, from what the launches before
@@ -313,7 +288,7 @@ class SweepDriver {
             on_leader([&] {
               // --out refused first (a study there without --resume), then a changed rule.
               if (std::string error = plan_launch(options_, launch_, skip_, nullptr); !error.empty()) return error;
-              return check_stopping_rule_unchanged();
+              return stopping_rule_change(options_, spec_);
             }),
             "the output folder"))
       return false;
@@ -496,7 +471,7 @@ class SweepDriver {
     window.run();
     for (size_t t = 0; t < twins; ++t) {
       const PairedOutcome outcome = window.take(t);
-      report_paired(i + 2 * t, outcome);
+      if (leader_) print_paired_outcome(ids_[i + 2 * t], outcome);
       for (size_t m = 0; m < 2; ++m)
         if (!store_member(i + 2 * t + m, done[t], m, &outcome, progress)) return 0;
     }
@@ -508,39 +483,8 @@ class SweepDriver {
   size_t paired_window_at(size_t i) const {
     std::vector<int64_t> bytes;
     for (size_t j = i; paired_twins_at(j) && bytes.size() < static_cast<size_t>(spec_.paired_window); j += 2)
-      bytes.push_back(paired_sessions_bytes(j));
+      bytes.push_back(paired_sessions_bytes(configs_[j].options, models_[j], configs_[j + 1].options, models_[j + 1]));
     return paired_window_length(bytes, window_memory_budget_, spec_.paired_window);
-  }
-
-  // The training memory of twins j, j + 1's two live sessions on one rank; -1 where the
-  // model's activations are not known.
-  int64_t paired_sessions_bytes(size_t j) const {
-    int64_t total = 0;
-    for (size_t m = 0; m < 2; ++m) {
-      const TrainOptions& o = configs_[j + m].options;
-      const MemoryEstimate estimate = estimate_training_memory(models_[j + m], o, o.world_size);
-      if (!estimate.activations_estimated) return -1;
-      total += estimate.total();
-    }
-    return total;
-  }
-
-  // The smallest free memory of any rank at the launch's start, as the pre-flight reads it,
-  // times kPairedWindowMemoryShare: the same on every rank.
-  void agree_on_window_memory() {
-    const int widest = worlds_.empty() ? 1 : *worlds_.rbegin();
-    double free_bytes = 0;
-    try {
-      const FreeMemory free = read_free_memory(mpi_, device_, widest);
-      free_bytes = static_cast<double>(free.bytes) / std::max(1, free.ranks_sharing);
-    } catch (const std::exception&) {
-      free_bytes = 0;  // unreadable: every window holds one speedup
-    }
-    double smallest = free_bytes;
-    MPI_Request request = MPI_REQUEST_NULL;
-    DDPSCALE_MPI_CHECK(MPI_Iallreduce(&free_bytes, &smallest, 1, MPI_DOUBLE, MPI_MIN, mpi_.world().handle(), &request));
-    wait_within_comm_timeout(request, "sweep: the ranks' free memory for the paired windows", WaitPolling::sleep);
-    window_memory_budget_ = static_cast<int64_t>(std::min(smallest * kPairedWindowMemoryShare, 9.0e18));
   }
 
   // The paired measurement of twins i and i + 1 (one of them the 1-rank configuration).
@@ -562,19 +506,6 @@ class SweepDriver {
     setup.launch = launch_;
     setup.budget_seconds = spec_.paired_seconds;
     return setup;
-  }
-
-  void report_paired(size_t i, const PairedOutcome& outcome) const {
-    if (!leader_) return;
-    if (!outcome.failure.empty()) {
-      std::fprintf(stderr, "[sweep] %s: no paired blocks (%s); its speedup is the runs'\n", ids_[i].c_str(),
-                   outcome.failure.c_str());
-      return;
-    }
-    std::fprintf(stderr, "[sweep] %s: %zu paired blocks of %d steps against 1 rank (pilot: %.0f us a step, lag-1 "
-                 "autocorrelation %.2f)\n",
-                 ids_[i].c_str(), outcome.blocks.pairs.size(), outcome.blocks.block_steps, outcome.blocks.pilot_step_us,
-                 outcome.blocks.autocorrelation.empty() ? std::nan("") : outcome.blocks.autocorrelation[0]);
   }
 
   // Rank 0 stores a finished configuration; returns its summary line for the progress output.
@@ -650,7 +581,7 @@ class SweepDriver {
   std::set<int> worlds_;
   std::map<int, std::unique_ptr<MpiGroup>> groups_;  // null where this rank is not a member
   std::map<int, std::unique_ptr<Communicator>> comms_;
-  int64_t window_memory_budget_ = 0;         // agree_on_window_memory
+  int64_t window_memory_budget_ = 0;         // paired_window_length's budget (agree_on_window_memory)
   std::string store_error_;                  // rank 0: a configuration's file could not be written
   std::vector<std::string> without_ok_run_;  // rank 0: configurations whose every run failed
 };
