@@ -191,7 +191,10 @@ world_sizes: [1, 2]
 runs: 2
 warmup: 1
 steps: 150
+paired_window: 1
 """
+# paired_window 1: each batch's twins are stored after their own paired blocks, so the
+# configurations land two by two (one window of both batches would store all four at once).
 # 150 steps (about 2 s a configuration here): a configuration must outlast the signal's way
 # through mpirun (about a second); with 10 steps an idle machine finished the whole study
 # before the ranks got it. Four configurations: two stored before the signal, and two, at
