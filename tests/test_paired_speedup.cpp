@@ -192,6 +192,22 @@ constexpr double kOneRankUs = 500, kNRanksUs = 700;
 constexpr int kWorld = 2;
 constexpr double kTrueSpeedup = kWorld * kOneRankUs / kNRanksUs;  // weak scaling
 
+// One planned pair on a simulated host: its two blocks in the drawn order, `block(n_ranks)`
+// timing one block of that side, as trainer/study/paired_blocks.cpp's run_pair runs them.
+template <class Block>
+BlockPair simulated_pair(const PlannedPair& plan, double start_s, Block block) {
+  const bool a_n = plan.kind == PairKind::same_n_ranks, b_n = plan.kind != PairKind::same_one_rank;
+  BlockPair pair{plan.kind, plan.a_first, 0, 0, start_s, plan.one_rank};
+  if (plan.a_first) {
+    pair.a_us = block(a_n);
+    pair.b_us = block(b_n);
+  } else {
+    pair.b_us = block(b_n);
+    pair.a_us = block(a_n);
+  }
+  return pair;
+}
+
 // One launch of the paired design on the host, as trainer/study/paired_blocks.cpp runs it.
 PairedLaunch simulate_paired_launch(SimulatedHost& host, int launch, double budget_s, bool fixed_order) {
   host.new_launch();
@@ -204,18 +220,9 @@ PairedLaunch simulate_paired_launch(SimulatedHost& host, int launch, double budg
   const double start = host.now_s;
   for (int round = 0;; ++round) {
     for (const PlannedPair& plan : plan_round(42, launch, round, fixed_order)) {
-      const int a_session = plan.kind == PairKind::same_n_ranks ? 1 : 0;
-      const int b_session = plan.kind == PairKind::same_one_rank ? 0 : 1;
-      const double a_true = a_session ? kNRanksUs : kOneRankUs, b_true = b_session ? kNRanksUs : kOneRankUs;
-      BlockPair pair{plan.kind, plan.a_first, 0, 0, host.now_s - start};
-      if (plan.a_first) {
-        pair.a_us = host.block(a_session, a_true, out.block_steps);
-        pair.b_us = host.block(b_session, b_true, out.block_steps);
-      } else {
-        pair.b_us = host.block(b_session, b_true, out.block_steps);
-        pair.a_us = host.block(a_session, a_true, out.block_steps);
-      }
-      out.pairs.push_back(pair);
+      out.pairs.push_back(simulated_pair(plan, host.now_s - start, [&](bool n_ranks) {
+        return host.block(n_ranks ? 1 : 0, n_ranks ? kNRanksUs : kOneRankUs, out.block_steps);
+      }));
     }
     if (!another_round(round + 1, host.now_s - start, budget_s)) break;
   }
@@ -326,16 +333,7 @@ PairedLaunch simulate_ranked_launch(SimulatedHost& host, double rank_sd, int lau
         return n_ranks ? host.block(1, kNRanksUs * std::exp(slowest), out.block_steps)
                        : host.block(0, kOneRankUs * std::exp(level[static_cast<size_t>(plan.one_rank)]), out.block_steps);
       };
-      const bool a_n = plan.kind == PairKind::same_n_ranks, b_n = plan.kind != PairKind::same_one_rank;
-      BlockPair pair{plan.kind, plan.a_first, 0, 0, host.now_s - start, plan.one_rank};
-      if (plan.a_first) {
-        pair.a_us = block(a_n);
-        pair.b_us = block(b_n);
-      } else {
-        pair.b_us = block(b_n);
-        pair.a_us = block(a_n);
-      }
-      out.pairs.push_back(pair);
+      out.pairs.push_back(simulated_pair(plan, host.now_s - start, block));
     }
   return out;
 }
@@ -391,18 +389,9 @@ struct WanderingRanks {
     return us;
   }
   void round(int launch, int round, double start, PairedLaunch& out) {
-    for (const PlannedPair& plan : plan_round(42, launch, round, false, kWorld)) {
-      const bool a_n = plan.kind == PairKind::same_n_ranks, b_n = plan.kind != PairKind::same_one_rank;
-      BlockPair pair{plan.kind, plan.a_first, 0, 0, host.now_s - start, plan.one_rank};
-      if (plan.a_first) {
-        pair.a_us = block(a_n, plan.one_rank, out.block_steps);
-        pair.b_us = block(b_n, plan.one_rank, out.block_steps);
-      } else {
-        pair.b_us = block(b_n, plan.one_rank, out.block_steps);
-        pair.a_us = block(a_n, plan.one_rank, out.block_steps);
-      }
-      out.pairs.push_back(pair);
-    }
+    for (const PlannedPair& plan : plan_round(42, launch, round, false, kWorld))
+      out.pairs.push_back(simulated_pair(plan, host.now_s - start,
+                                         [&](bool n_ranks) { return block(n_ranks, plan.one_rank, out.block_steps); }));
   }
   // One launch of `speedups` speedups; launch l's blocks of speedup k in result[k].
   std::vector<PairedLaunch> launch(int l, int speedups, bool windowed, double budget_s) {

@@ -57,7 +57,6 @@ std::unique_ptr<TrainingSession> make_session(const TrainOptions& options, int r
   return std::make_unique<TrainingSession>(setup);
 }
 
-
 // Wall time of `steps` steps of a session, synchronized with the device at the end (and,
 // from the block before, at the start).
 double time_steps(TrainingSession& session, int steps) {
@@ -222,7 +221,6 @@ void PairedWindow::run() {
 PairedOutcome PairedWindow::take(size_t i) { return std::move(members_.at(i)->outcome); }
 
 size_t paired_window_length(const std::vector<int64_t>& bytes, int64_t budget_bytes, int most) {
-  if (bytes.empty() || bytes.front() < 0) return 1;
   size_t length = 0;
   int64_t total = 0;
   for (const int64_t b : bytes) {
@@ -250,10 +248,7 @@ int64_t agree_on_window_memory(const MpiContext& mpi, const DeviceChoice& device
   } catch (const std::exception&) {
     free_bytes = 0;
   }
-  double smallest = free_bytes;
-  MPI_Request request = MPI_REQUEST_NULL;
-  DDPSCALE_MPI_CHECK(MPI_Iallreduce(&free_bytes, &smallest, 1, MPI_DOUBLE, MPI_MIN, mpi.world().handle(), &request));
-  wait_within_comm_timeout(request, "sweep: the ranks' free memory for the paired windows", WaitPolling::sleep);
+  const double smallest = min_over_group(mpi.world(), free_bytes, "sweep: the ranks' free memory for the paired windows");
   return static_cast<int64_t>(std::min(smallest * kPairedWindowMemoryShare, 9.0e18));
 }
 

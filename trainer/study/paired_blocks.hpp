@@ -60,7 +60,6 @@ class PairedWindow {
   // The members' rounds take turns, round r of every member before round r + 1 of any, each
   // member's until it has spent its budget_seconds of blocks (at least kMinRounds rounds).
   void run();
-  size_t size() const { return members_.size(); }
   // Member i's outcome (the blocks on rank 0 only, the failure on every rank), after run().
   PairedOutcome take(size_t i);
 

@@ -367,20 +367,20 @@ class SweepDriver {
                    configs_.empty() ? "default" : configs_.front().nccl_profile.c_str(), options_.out_dir.c_str());
   }
 
-  // Whether configurations i and i + 1 are twins the paired design measures (both still to run).
-  bool paired_twins_at(size_t i) const {
-    return spec_.design == "paired" && spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i] &&
-           !skip_[i + 1] && run_twins(configs_[i], configs_[i + 1], device_.cuda);
+  // Whether configurations i and i + 1 are twins whose runs interleave (both still to run).
+  bool interleaved_twins_at(size_t i) const {
+    return spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i] && !skip_[i + 1] &&
+           run_twins(configs_[i], configs_[i + 1], device_.cuda);
   }
+  // Whether those twins are measured by the paired design.
+  bool paired_twins_at(size_t i) const { return spec_.design == "paired" && interleaved_twins_at(i); }
 
   // Runs and stores what starts at configuration i: a window of twins under the paired
   // design, or configuration i alone, or i and its twin i + 1 interleaved run by run; returns
   // how many configurations that was, 0 after a write error was reported.
   size_t run_next(size_t i, SweepProgress& progress) {
     if (paired_twins_at(i)) return run_paired_window(i, progress);
-    const bool interleave = spec_.interleave_runs && i + 1 < configs_.size() && !skip_[i + 1] &&
-                            run_twins(configs_[i], configs_[i + 1], device_.cuda);
-    MembersRuns done = run_members(i, interleave ? 2 : 1, progress);
+    MembersRuns done = run_members(i, interleaved_twins_at(i) ? 2 : 1, progress);
     for (size_t m = 0; m < done.trained.size(); ++m)
       if (!store_member(i + m, done, m, nullptr, progress)) return 0;
     return done.trained.size();

@@ -112,11 +112,23 @@ bool any_rank_failed(const MpiGroup& group, bool failed, std::string& message) {
   return true;
 }
 
-double max_over_group(const MpiGroup& group, double value) {
+namespace {
+
+double reduce_over_group(const MpiGroup& group, double value, MPI_Op op, const std::string& what, WaitPolling polling) {
   MPI_Request request = MPI_REQUEST_NULL;
-  DDPSCALE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, group.handle(), &request));
-  wait_within_comm_timeout(request, "finding the slowest rank's wall time of the run", WaitPolling::spin);
+  DDPSCALE_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, op, group.handle(), &request));
+  wait_within_comm_timeout(request, what, polling);
   return value;
+}
+
+}  // namespace
+
+double max_over_group(const MpiGroup& group, double value) {
+  return reduce_over_group(group, value, MPI_MAX, "finding the slowest rank's wall time of the run", WaitPolling::spin);
+}
+
+double min_over_group(const MpiGroup& group, double value, const std::string& what) {
+  return reduce_over_group(group, value, MPI_MIN, what, WaitPolling::sleep);
 }
 
 }  // namespace ddpscale

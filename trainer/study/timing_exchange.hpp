@@ -19,5 +19,8 @@ bool any_rank_failed(const MpiGroup& group, bool failed, std::string& message);
 
 // Collective: the largest value over the group, on every rank.
 double max_over_group(const MpiGroup& group, double value);
+// Collective: the smallest value over the group, on every rank; `what` names the wait in a
+// time-out's message. The ranks sleep while they wait (nothing is being timed).
+double min_over_group(const MpiGroup& group, double value, const std::string& what);
 
 }  // namespace ddpscale
