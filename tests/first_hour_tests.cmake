@@ -2,7 +2,8 @@
 # the README's command lines and the report's "Commands" section as printed, the messages
 # of common mistakes with the fixes they give, and the naming rule of flags and spec keys.
 # Included from tests/CMakeLists.txt after torchscript_tests.cmake (the torchscript_files
-# fixture). The first two start real launches on both cores: RUN_SERIAL.
+# fixture). readme_commands keeps both cores busy (RUN_SERIAL); the others mostly wait on
+# short launches and assert no time, so they run beside another test (tests/CMakeLists.txt).
 
 add_test(NAME readme_commands
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_readme_commands.py ${PROJECT_SOURCE_DIR}
@@ -13,7 +14,7 @@ set_tests_properties(readme_commands PROPERTIES LABELS "mpi;study" TIMEOUT 900 R
 add_test(NAME messages_name_cause_and_fix
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_messages.py $<TARGET_FILE:ddpscale> ${DDPSCALE_TS_DIR}
                  ${CMAKE_BINARY_DIR}/first_hour/messages ${DDPSCALE_MPIRUN})
-set_tests_properties(messages_name_cause_and_fix PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
+set_tests_properties(messages_name_cause_and_fix PROPERTIES LABELS "mpi;study" TIMEOUT 600
                      FIXTURES_REQUIRED torchscript_files)
 
 add_test(NAME flag_rule
@@ -24,16 +25,16 @@ set_tests_properties(flag_rule PROPERTIES LABELS unit TIMEOUT 300)
 add_test(NAME study_command
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_study_command.py $<TARGET_FILE:ddpscale>
                  ${DDPSCALE_TS_DIR}/mlp.pt ${CMAKE_BINARY_DIR}/first_hour/study ${DDPSCALE_MPIRUN})
-set_tests_properties(study_command PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
+set_tests_properties(study_command PROPERTIES LABELS "mpi;study" TIMEOUT 600
                      FIXTURES_REQUIRED torchscript_files PASS_REGULAR_EXPRESSION "PASSED: study")
 
 # The six findings of a new user's first hour, each run as the user ran it: --out naming a
 # file refused before any work by every subcommand with --out; the folder `study --out` wrote
 # taken by predict, report and compare; a CPU study predicted from a GPU curve warned of; one
 # intra-op thread per rank on a one-core mask (taskset, mpirun --bind-to core); the dry run's
-# total; SIGTERM named; reports titled by their study. Starts 2-rank launches: RUN_SERIAL.
+# total; SIGTERM named; reports titled by their study.
 add_test(NAME first_hour_findings
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_first_hour_findings.py $<TARGET_FILE:ddpscale>
                  ${PROJECT_SOURCE_DIR} ${CMAKE_BINARY_DIR}/first_hour/findings ${DDPSCALE_MPIRUN})
-set_tests_properties(first_hour_findings PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
+set_tests_properties(first_hour_findings PROPERTIES LABELS "mpi;study" TIMEOUT 600
                      PASS_REGULAR_EXPRESSION "PASSED: first hour findings")
