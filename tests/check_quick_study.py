@@ -5,7 +5,7 @@ Usage: /usr/bin/python3 check_quick_study.py DIR   (exit 77: h5py or numpy missi
 
 The grid below is experiments/quick.yaml written out by hand, so that a bug in the spec
 expansion shows up here instead of being mirrored: mlp-medium and mlp-large x batch 8 and 64
-x world 1 and 2 = 8 configurations over 3 launches (24 files), 6 runs each (2 per launch) of
+x world 1 and 2 = 8 configurations over 4 launches (32 files), 4 runs each (1 per launch) of
 3 warm-up + 20 measured steps, seed 42. Keep it in step with quick.yaml. The checks themselves are in check_study.py.
 """
 import os
@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_study  # noqa: E402  (exits 77 itself when h5py or numpy is missing)
 
 QUICK = ["--models", "mlp-medium,mlp-large", "--batches", "8,64", "--worlds", "1,2",
-         "--runs", "6", "--launches", "3", "--warmup", "3", "--steps", "20", "--seed", "42", "--commbench"]
+         "--runs", "4", "--launches", "4", "--warmup", "3", "--steps", "20", "--seed", "42", "--commbench"]
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
