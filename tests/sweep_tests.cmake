@@ -112,7 +112,7 @@ add_test(NAME sweep_eta_accuracy
                  -- ${DDPSCALE_MPIRUN})
 # TIMEOUT: about 45 s on a quiet 2-core machine; 186 s where other builds kept the load
 # average at 7-10 (its estimates then still within 19% of the time left).
-set_tests_properties(sweep_eta_accuracy PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE
+set_tests_properties(sweep_eta_accuracy PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE ENVIRONMENT "${ddpscale_sweep_env}"
                      PASS_REGULAR_EXPRESSION "\\[sweep_eta_accuracy\\] ok")
 
 # --dry-run started as a plain process, with no study in --out to estimate from: it exits 0
