@@ -1,5 +1,6 @@
 #include "results/store/config_fields.hpp"
 #include "results/store/run_store.hpp"
+#include "trainer/study/sweep_plan.hpp"
 #include "trainer/study/sweep_spec.hpp"
 
 #include <gtest/gtest.h>
@@ -157,6 +158,26 @@ TEST(SweepSpec, ExpansionAlternatesWorldSizesAbba) {
   std::vector<std::pair<int64_t, int>> order;
   for (const auto& c : configs) order.emplace_back(fixed_batch(c.options), c.options.world_size);
   EXPECT_EQ(order, (std::vector<std::pair<int64_t, int>>{{8, 1}, {8, 2}, {16, 2}, {16, 1}, {32, 1}, {32, 2}}));
+}
+
+// A 1-rank configuration takes turns with the one twin next to it in run order: with two
+// world sizes above 1, the larger one's configurations are left to whole runs, and the
+// sweep says so (the 4-GPU seed study under strong scaling ran that way once, unnoticed).
+TEST(SweepSpec, SeveralWorldSizesLeaveTheFarTwinsUnpairedAndSaySo) {
+  const std::string grid = "models: [mlp-medium]\nbatch_sizes: [8, 16]\nscaling: weak\n";
+  const SweepSpec three = parse_sweep_spec(grid + "world_sizes: [1, 2, 4]\n", "three.yaml");
+  const auto unpaired = unpaired_n_rank_configurations(three, expand_sweep(three, "default"), false);
+  ASSERT_EQ(unpaired.size(), 2u);
+  for (const std::string& name : unpaired) EXPECT_NE(name.find("world 4"), std::string::npos) << name;
+  const std::string note = unpaired_note(three, unpaired);
+  EXPECT_NE(note.find("2 N-rank configurations of three.yaml"), std::string::npos) << note;
+  EXPECT_NE(note.find("world_sizes: [1, N]"), std::string::npos) << note;
+
+  const SweepSpec two = parse_sweep_spec(grid + "world_sizes: [1, 4]\n", "two.yaml");
+  EXPECT_TRUE(unpaired_n_rank_configurations(two, expand_sweep(two, "default"), false).empty());
+  const SweepSpec runs = parse_sweep_spec(grid + "world_sizes: [1, 2, 4]\ndesign: runs\n", "runs.yaml");
+  EXPECT_TRUE(unpaired_n_rank_configurations(runs, expand_sweep(runs, "default"), false).empty());
+  EXPECT_EQ(unpaired_note(two, {}), "");
 }
 
 TEST(SweepSpec, OverridesChangeStepsAndBatchSizesOfNamedModels) {

@@ -186,6 +186,34 @@ bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda) {
   return twin_key(params_of(a, on_cuda)) == twin_key(params_of(b, on_cuda));
 }
 
+// The sweep takes configurations in order, two at a time where the first two are twins
+// (SweepDriver::run_next): the same walk, keeping the N-rank ones it takes alone.
+std::vector<std::string> unpaired_n_rank_configurations(const SweepSpec& spec, const std::vector<SweepConfig>& configs,
+                                                        bool on_cuda) {
+  std::vector<std::string> unpaired;
+  if (spec.design != "paired" || !spec.interleave_runs) return unpaired;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (i + 1 < configs.size() && run_twins(configs[i], configs[i + 1], on_cuda)) {
+      ++i;
+      continue;
+    }
+    if (configs[i].options.world_size > 1) unpaired.push_back(config_name(configs[i]));
+  }
+  return unpaired;
+}
+
+std::string unpaired_note(const SweepSpec& spec, const std::vector<std::string>& unpaired) {
+  if (unpaired.empty()) return "";
+  std::string note = std::to_string(unpaired.size()) + " N-rank configuration" + (unpaired.size() == 1 ? "" : "s") +
+                     " of " + spec.path + " ha" + (unpaired.size() == 1 ? "s" : "ve") +
+                     " no 1-rank twin of " + (unpaired.size() == 1 ? "its" : "their") + " own to take turns with (" + unpaired.front() +
+                     (unpaired.size() > 1 ? ", ..." : "") +
+                     "): a 1-rank configuration pairs with one N-rank twin, so with several world sizes above 1 "
+                     "the others are measured in whole runs over launches, with wider intervals; for every "
+                     "speedup paired, give each N a spec of its own (world_sizes: [1, N])";
+  return note;
+}
+
 // --dry-run: what the spec expands to, in the order it would run, and how much training
 // that is (steps are per rank; every configuration also builds its model once).
 void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda, int launches) {
@@ -221,6 +249,9 @@ void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, 
   if (spec.interleave_runs)
     std::printf("# order: each 1-rank configuration and its N-rank twin next to it alternate run by run "
                 "(A B B A ...; interleave_runs: true, the default)\n");
+  if (const std::string note = unpaired_note(spec, unpaired_n_rank_configurations(spec, configs, on_cuda));
+      !note.empty())
+    std::printf("# not paired: %s\n", note.c_str());
   else
     std::printf("# order: each configuration's runs back to back (interleave_runs: false)\n");
 }

@@ -58,6 +58,15 @@ std::string plan_output(const SweepOptions& options, const std::vector<SweepConf
 // same model: the pair a sweep may interleave.
 bool run_twins(const SweepConfig& a, const SweepConfig& b, bool on_cuda);
 
+// Under the paired design, the N-rank configurations that no 1-rank twin stands next to in run
+// order (a 1-rank configuration pairs with one twin: with world_sizes [1, 2, 4] the 4-rank
+// ones are measured in runs alone); empty under the run design.
+std::vector<std::string> unpaired_n_rank_configurations(const SweepSpec& spec, const std::vector<SweepConfig>& configs,
+                                                        bool on_cuda);
+
+// The note --dry-run and the sweep's start print for those ("" when there are none).
+std::string unpaired_note(const SweepSpec& spec, const std::vector<std::string>& unpaired);
+
 // --dry-run's listing of the configurations in run order and the training they amount to.
 void print_plan(const SweepSpec& spec, const std::vector<SweepConfig>& configs, bool on_cuda, int launches);
 

@@ -149,6 +149,10 @@ class SweepDriver {
       }
       return 0;
     }
+    if (leader_ && (driving_ || launch_ == 0))
+      if (const std::string note = unpaired_note(spec_, unpaired_n_rank_configurations(spec_, configs_, device_.cuda));
+          !note.empty())
+        std::fprintf(stderr, "[sweep] note: %s\n", note.c_str());
     if (driving_) return drive_every_launch();
     if (!agree_on_output()) return 2;
     install_stop_handlers(leader_);
