@@ -9,7 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DEBIAN_PACKAGES=(build-essential cmake ninja-build git pkg-config
   libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
   libcxxopts-dev libeigen3-dev libgtest-dev libyaml-cpp-dev libboost-math-dev libssl-dev
-  python3 python3-h5py python3-numpy gnuplot-nox slurm-wlm munge)
+  python3 python3-h5py python3-numpy gnuplot-nox slurm-wlm munge procps)
 DEBIAN_PACKAGES+=(python3-scipy chromium)
 # tests/check_prediction.py and scripts/check-one-gpu-prediction.py read and write the
 # node_sharing blocks of interconnects files.

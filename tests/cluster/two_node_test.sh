@@ -145,9 +145,12 @@ config_files() { local f; for f in "$1"/*.h5; do [ -e "$f" ] && [ "${f##*/}" != 
 tmp_files() { find "$1" -name '*.tmp' 2>/dev/null | sort; }
 job_state() { on_node 1 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n 1; }
 node_ranks() {  # pids of ddpscale processes in node N's namespaces
-  local pid
-  for pid in $(cluster_node_pids "${cluster_holders[$(($1 - 1))]}"); do
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ddpscale ] && echo "$pid"
+  # Only ddpscale's processes are looked at (not every process's namespace, a readlink each:
+  # seconds on a loaded machine, while the kill must land before the study ends).
+  local pid ns
+  ns="$(readlink "/proc/${cluster_holders[$(($1 - 1))]}/ns/net" 2>/dev/null)" || return 0
+  for pid in $(pgrep -x ddpscale); do
+    [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$ns" ] && echo "$pid"
   done
 }
 t0=$SECONDS
@@ -157,10 +160,16 @@ on_node 1 sbatch --parsable -N 2 --ntasks-per-node=1 --gpus-per-node=0 --cpus-pe
   >"$CLUSTER_STATE/sbatch-kill.out" 2>&1 || { cat "$CLUSTER_STATE/sbatch-kill.out"; fail "sbatch of the kill study failed"; }
 kjob="$(head -n 1 "$CLUSTER_STATE/sbatch-kill.out" | cut -d';' -f1)"
 deadline=$((SECONDS + 120))
+# The study's folder is looked at every 0.05 s; the job's state (scontrol, which takes seconds
+# on a loaded machine) only every 2 s, so the kill follows the first stored files closely.
+next_state_check=$SECONDS
 while [ -z "$(config_files "$kstudy")" ]; do
-  case "$(job_state "$kjob")" in PENDING|RUNNING|CONFIGURING|"") ;; *) fail "job $kjob ended before any configuration file appeared";; esac
+  if [ "$SECONDS" -ge "$next_state_check" ]; then
+    case "$(job_state "$kjob")" in PENDING|RUNNING|CONFIGURING|"") ;; *) fail "job $kjob ended before any configuration file appeared";; esac
+    next_state_check=$((SECONDS + 2))
+  fi
   [ "$SECONDS" -lt "$deadline" ] || fail "no configuration file in $kstudy after 120 s"
-  sleep 0.1
+  sleep 0.05
 done
 mapfile -t victims < <(node_ranks 2)
 [ "${#victims[@]}" -eq 1 ] || fail "expected one ddpscale rank on node2, found ${#victims[@]}: ${victims[*]}"
