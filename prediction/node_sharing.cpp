@@ -85,15 +85,12 @@ std::string fixed3(double value) {
 
 std::string carried_text(const NodeSharingProfile& profile, const NodeSharingAtN& at) {
   const NodeSharingCost& source = *profile.measured_at(at.spread_from_gpus);
-  const bool one_gpu_measured = profile.measured_at(1) != nullptr;
-  std::string through = one_gpu_measured ? "" : "no cost at 1 GPU and ";
-  through += "the costs measured at " + profile.gpu_counts() + " GPUs";
-  return "carried from " + profile.gpu_counts() + " GPUs by log(1 + step error) linear in N - 1 (fitted through " +
-         through + "): median step error " + signed_percent(median(source.step_errors)) + " at " +
-         std::to_string(source.gpus) + " GPUs, " + signed_percent(median(at.step_errors)) + " carried to " +
-         std::to_string(at.gpus) + ", with the " + std::to_string(source.gpus) +
-         "-GPU errors' spread widened by a model sd of " + fixed3(at.model_sd) + " in log (fit " +
-         fixed3(at.fit_sd) + "; half the gap to log2 N growth " + fixed3(at.growth_sd) + ")";
+  const std::string line = profile.measured_at(1) != nullptr ? "with" : "through the origin, no cost at 1 GPU, and";
+  return "carried from " + profile.gpu_counts() + " GPUs: the " + std::to_string(source.gpus) +
+         "-GPU cost unchanged (median step error " + signed_percent(median(source.step_errors)) + "), its spread " +
+         "widened for " + std::to_string(at.gpus) + " GPUs by a model sd of " + fixed3(at.model_sd) +
+         " in log (its median's " + fixed3(at.fit_sd) + "; half the gap to log2 N growth, a line " + line +
+         " the costs measured at " + profile.gpu_counts() + " GPUs, " + fixed3(at.growth_sd) + ")";
 }
 
 }  // namespace
@@ -113,19 +110,15 @@ std::string NodeSharingProfile::gpu_counts() const {
   return text;
 }
 
-double growth_coordinate(NodeSharingGrowth growth, int gpus) {
-  return growth == NodeSharingGrowth::kOtherRanks ? gpus - 1.0 : std::log2(static_cast<double>(gpus));
-}
-
-FittedInflation fitted_log_inflation(const NodeSharingProfile& profile, int gpus, NodeSharingGrowth growth) {
+FittedInflation log2_line_inflation(const NodeSharingProfile& profile, int gpus) {
   std::vector<double> xs;
   std::vector<MeasuredMean> means;
   for (const NodeSharingCost& cost : profile.costs) {
     means.push_back(measured_mean(cost));
-    xs.push_back(growth_coordinate(growth, cost.gpus));
+    xs.push_back(std::log2(static_cast<double>(cost.gpus)));
   }
   const bool through_origin = profile.measured_at(1) == nullptr;
-  const std::vector<double> weights = line_weights(xs, growth_coordinate(growth, gpus), through_origin);
+  const std::vector<double> weights = line_weights(xs, std::log2(static_cast<double>(gpus)), through_origin);
   FittedInflation fit;
   double variance = 0;
   for (size_t k = 0; k < means.size(); ++k) {
@@ -147,14 +140,14 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus) {
     return at;
   }
   const NodeSharingCost& source = spread_source(profile, gpus);
-  const FittedInflation model = fitted_log_inflation(profile, gpus, NodeSharingGrowth::kOtherRanks);
-  const FittedInflation alternative = fitted_log_inflation(profile, gpus, NodeSharingGrowth::kDoublings);
+  const MeasuredMean kept = measured_mean(source);
+  const FittedInflation growth = log2_line_inflation(profile, gpus);
   at.spread_from_gpus = source.gpus;
-  at.log_inflation = model.log_inflation;
-  at.fit_sd = model.sd;
-  at.growth_sd = std::abs(model.log_inflation - alternative.log_inflation) / 2;
+  at.log_inflation = kept.log_inflation;
+  at.fit_sd = kept.se;
+  at.growth_sd = std::abs(growth.log_inflation - kept.log_inflation) / 2;
   at.model_sd = std::sqrt(at.fit_sd * at.fit_sd + at.growth_sd * at.growth_sd);
-  const double source_mean = measured_mean(source).log_inflation;
+  const double source_mean = kept.log_inflation;
   const double root3 = std::sqrt(3.0);
   const double gauss_hermite[] = {-root3, 0, 0, 0, 0, root3};
   for (double log_error : log_inflations(source.step_errors))

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""How well the node-sharing growth model carries a machine's cost of sharing a node to a GPU
+"""How well the node-sharing carry takes a machine's cost of sharing a node to a GPU
 count it did not measure: one count of the entry is held out and predicted from the others.
 
 The entry's `node_sharing` in an interconnects file holds costs measured at several GPU
 counts (the relative errors of the predictor's model-only step, measured / predicted - 1).
 The held-out count's cost is carried from the kept ones exactly as `ddpscale predict` carries
-it (prediction/node_sharing.hpp; docs/methodology.md, "Predicted scaling"): the median of
-log(1 + error) linear in N - 1 through the kept counts' medians (through the origin unless 1
-GPU is kept), the nearest kept count's spread, widened by the fit's standard error and half
-the gap to a log2 N fit. Then set against what was measured at the held-out count: the
-typical step (median) the carried cost predicts against the measured one, and how many of
-the measured errors lie inside the carried cost's 95% range. Beside it, the kept count's cost
-applied unchanged (the predictor without a growth model) for comparison.
+it (prediction/node_sharing.hpp; docs/methodology.md, "Predicted scaling"): the nearest kept
+count's errors (below, else above), widened by their median's standard error and half the gap
+between that median and a log2 N line through the kept counts' medians (through the origin
+unless 1 GPU is kept). Then set against what was measured at the held-out count: the typical
+step (median) the carried cost predicts against the measured one, and how many of the
+measured errors lie inside the carried cost's 95% range. Beside it, the kept count's errors
+as they are (not widened) for comparison.
 
 With --study DIR (repeat), every configuration of the studies measured at the held-out
 count is also predicted from its 1-GPU twin with the kept costs alone (`ddpscale predict`'s
@@ -42,8 +42,6 @@ def fail(message):
     sys.exit("check-node-sharing-model.py: " + message)
 
 
-def coordinate(growth, gpus):
-    return gpus - 1.0 if growth == "other-ranks" else math.log2(gpus)
 
 
 def log_median(errors):
@@ -53,11 +51,11 @@ def log_median(errors):
     return statistics.median(logs), se
 
 
-def fitted(costs, gpus, growth):
-    """The least-squares line's median log inflation at `gpus` and its standard error."""
+def log2_line(costs, gpus):
+    """The least-squares line in log2 N through the medians: its value at `gpus`, its standard error."""
     counts = sorted(costs)
-    xs = [coordinate(growth, n) for n in counts]
-    x = coordinate(growth, gpus)
+    xs = [math.log2(n) for n in counts]
+    x = math.log2(gpus)
     if 1 not in costs:
         sxx = sum(xk * xk for xk in xs)
         weights = [x * xk / sxx for xk in xs]
@@ -80,13 +78,11 @@ def carried(costs, gpus):
     below = [n for n in costs if 2 <= n < gpus]
     above = [n for n in costs if n >= 2 and n > gpus]
     source = max(below) if below else min(above)
-    centre, fit_sd = fitted(costs, gpus, "other-ranks")
-    alternative, _ = fitted(costs, gpus, "doublings")
-    growth_sd = abs(centre - alternative) / 2
+    centre, fit_sd = log_median(costs[source])
+    grown, _ = log2_line(costs, gpus)
+    growth_sd = abs(grown - centre) / 2
     model_sd = math.hypot(fit_sd, growth_sd)
-    source_mean, _ = log_median(costs[source])
-    errors = [math.expm1(centre + math.log1p(e) - source_mean + model_sd * z)
-              for e in costs[source] for z in GAUSS_HERMITE]
+    errors = [math.expm1(math.log1p(e) + model_sd * z) for e in costs[source] for z in GAUSS_HERMITE]
     return {"errors": errors, "log_inflation": centre, "fit_sd": fit_sd, "growth_sd": growth_sd,
             "model_sd": model_sd, "spread_from": source}
 
@@ -194,13 +190,14 @@ def main():
           f"step error {100 * statistics.median(measured):+.1f}%) predicted from "
           f"{', '.join(str(n) for n in keep)} GPUs only.\n")
     print(f"Carried: median log(1 + error) {carry['log_inflation']:.4f} against {log_median(measured)[0]:.4f} measured; "
-          f"model sd {carry['model_sd']:.4f} (fit {carry['fit_sd']:.4f}, half the gap to log2 N "
+          f"model sd {carry['model_sd']:.4f} (its median's {carry['fit_sd']:.4f}, half the gap to log2 N "
           f"{carry['growth_sd']:.4f}).\n")
     print(f"| cost used at {args.hold_out} GPUs | median step error | typical step, predicted / measured - 1 | "
           "measured errors inside its 95% range |")
     print("|---|---:|---:|---:|")
-    print(cost_line(f"carried from {', '.join(str(n) for n in keep)} by N - 1 growth", carry["errors"], measured))
-    print(cost_line(f"the {nearest}-GPU cost unchanged", kept[nearest], measured))
+    print(cost_line(f"carried from {', '.join(str(n) for n in keep)}: the {nearest}-GPU cost, widened", carry["errors"],
+                    measured))
+    print(cost_line(f"the {nearest}-GPU cost as measured, not widened", kept[nearest], measured))
     if args.study:
         blocks = [b for b in (entry["node_sharing"] if isinstance(entry["node_sharing"], list)
                               else [entry["node_sharing"]]) if int(b["gpus"]) in kept]
