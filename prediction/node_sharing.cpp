@@ -147,12 +147,11 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus) {
   at.fit_sd = kept.se;
   at.growth_sd = std::abs(growth.log_inflation - kept.log_inflation) / 2;
   at.model_sd = std::sqrt(at.fit_sd * at.fit_sd + at.growth_sd * at.growth_sd);
-  const double source_mean = kept.log_inflation;
+  // Centred on the source's own median, each error stays where it was, spread by model_sd.
   const double root3 = std::sqrt(3.0);
   const double gauss_hermite[] = {-root3, 0, 0, 0, 0, root3};
   for (double log_error : log_inflations(source.step_errors))
-    for (double z : gauss_hermite)
-      at.step_errors.push_back(std::expm1(at.log_inflation + (log_error - source_mean) + at.model_sd * z));
+    for (double z : gauss_hermite) at.step_errors.push_back(std::expm1(log_error + at.model_sd * z));
   at.how = carried_text(profile, at);
   return at;
 }

@@ -51,7 +51,7 @@ struct NodeSharingAtN {
   int gpus = 0;
   bool measured = false;
   std::vector<double> step_errors;  // what calibrates the prediction
-  std::string how;                  // "measured at 4 GPUs ..." or "carried from 2 GPUs by ..."
+  std::string how;                  // "measured at 4 GPUs ..." or "carried from 2 GPUs: ..."
   // Carried only:
   int spread_from_gpus = 0;         // the measured count whose errors' spread is kept
   double log_inflation = 0;         // the median log(1 + error) carried (the nearest count's)

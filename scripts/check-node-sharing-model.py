@@ -42,8 +42,6 @@ def fail(message):
     sys.exit("check-node-sharing-model.py: " + message)
 
 
-
-
 def log_median(errors):
     """The median of log(1 + error) and its standard error, sqrt(pi / 2) sd / sqrt(n) (0 for one)."""
     logs = [math.log1p(e) for e in errors]
