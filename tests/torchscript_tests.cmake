@@ -62,6 +62,8 @@ endif()
 
 add_executable(torchscript_float64_steps torchscript_float64_steps.cpp)
 target_link_libraries(torchscript_float64_steps PRIVATE ddpscale_engine)
+# The engine's precompiled torch/torch.h: about 10 s less on 2 cores.
+target_precompile_headers(torchscript_float64_steps REUSE_FROM ddpscale_engine)
 set(DDPSCALE_TS_CHECK ${DDPSCALE_TORCH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/check_exported_torchscript.py
     --export-script ${PROJECT_SOURCE_DIR}/scripts/export_model.py --ddpscale $<TARGET_FILE:ddpscale>
     --float64-steps $<TARGET_FILE:torchscript_float64_steps> --mpirun "${DDPSCALE_MPIRUN_STRING}")
