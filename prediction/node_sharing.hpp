@@ -45,7 +45,7 @@ FittedInflation log2_line_inflation(const NodeSharingProfile& profile, int gpus)
 // its median's standard error and half the gap between its median and the log2 N line at
 // `gpus`, drawn by the three-point Gauss-Hermite rule (-sqrt 3, 0, +sqrt 3 with weights 1/6,
 // 2/3, 1/6, as six equally likely copies), which keeps a normal's variance and kurtosis. Why
-// unchanged: pooled over four 4x H200 leases the 4-GPU log inflation was 1.25 times the
+// unchanged: pooled over five 4x H200 leases the 4-GPU log inflation was 1.18 times the
 // 2-GPU one, where N - 1 growth says 3 and log2 N 2 (docs/methodology.md, "The cost at each N").
 struct NodeSharingAtN {
   int gpus = 0;
