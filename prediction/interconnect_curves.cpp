@@ -81,9 +81,9 @@ NodeSharingCost node_sharing_cost_of(const std::string& path, const std::string&
                                 "and step_errors " + kForm);
   for (const auto& kv : block) {
     const std::string key = kv.first.as<std::string>();
-    if (key != "gpus" && key != "source" && key != "step_errors")
+    if (key != "gpus" && key != "source" && key != "step_errors" && key != "one_gpu_step_us")
       throw std::invalid_argument(where(path, kv.first) + ": interconnect '" + what + "': unknown key '" + key +
-                                  "' (gpus, source, step_errors)");
+                                  "' (gpus, source, step_errors, one_gpu_step_us)");
   }
   NodeSharingCost cost;
   const std::string gpus = required_text(path, what, block, "gpus");
@@ -103,6 +103,17 @@ NodeSharingCost node_sharing_cost_of(const std::string& path, const std::string&
     if (!(e > -1))
       throw std::invalid_argument(where(path, block) + ": interconnect '" + what + "': step error " +
                                   std::to_string(e) + " is not above -1 (measured / predicted step - 1)");
+  if (block["one_gpu_step_us"]) {
+    cost.one_gpu_step_us = numbers(path, what, block, "one_gpu_step_us");
+    if (cost.one_gpu_step_us.size() != cost.step_errors.size())
+      throw std::invalid_argument(where(path, block["one_gpu_step_us"]) + ": interconnect '" + what + "': " +
+                                  std::to_string(cost.one_gpu_step_us.size()) + " one_gpu_step_us for " +
+                                  std::to_string(cost.step_errors.size()) + " step_errors (give one per error)");
+    for (double us : cost.one_gpu_step_us)
+      if (!(us > 0))
+        throw std::invalid_argument(where(path, block["one_gpu_step_us"]) + ": interconnect '" + what +
+                                    "': one_gpu_step_us must be positive");
+  }
   return cost;
 }
 

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -93,6 +94,15 @@ std::string carried_text(const NodeSharingProfile& profile, const NodeSharingAtN
          " the costs measured at " + profile.gpu_counts() + " GPUs, " + fixed3(at.growth_sd) + ")";
 }
 
+// Where the cost records each error's 1-GPU step: that errors_at_step moves them.
+std::string moved_text(const NodeSharingAtN& at) {
+  if (at.one_gpu_step_us.empty()) return "";
+  std::ostringstream exponent;
+  exponent << kNodeSharingStepExponent;
+  return ", each error moved from its own 1-GPU step to the predicted configuration's (log inflation times "
+         "(step ratio)^-" + exponent.str() + ")";
+}
+
 }  // namespace
 
 const NodeSharingCost* NodeSharingProfile::measured_at(int gpus) const {
@@ -135,8 +145,9 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus) {
   if (const NodeSharingCost* measured = profile.measured_at(gpus)) {
     at.measured = true;
     at.step_errors = measured->step_errors;
+    at.one_gpu_step_us = measured->one_gpu_step_us;
     at.how = "measured at " + std::to_string(gpus) + " GPUs (" + std::to_string(measured->step_errors.size()) +
-             " model errors)";
+             " model errors)" + moved_text(at);
     return at;
   }
   const NodeSharingCost& source = spread_source(profile, gpus);
@@ -150,10 +161,26 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus) {
   // Centred on the source's own median, each error stays where it was, spread by model_sd.
   const double root3 = std::sqrt(3.0);
   const double gauss_hermite[] = {-root3, 0, 0, 0, 0, root3};
-  for (double log_error : log_inflations(source.step_errors))
-    for (double z : gauss_hermite) at.step_errors.push_back(std::expm1(log_error + at.model_sd * z));
-  at.how = carried_text(profile, at);
+  const std::vector<double> logs = log_inflations(source.step_errors);
+  for (size_t i = 0; i < logs.size(); ++i)
+    for (double z : gauss_hermite) {
+      at.step_errors.push_back(std::expm1(logs[i] + at.model_sd * z));
+      if (!source.one_gpu_step_us.empty()) at.one_gpu_step_us.push_back(source.one_gpu_step_us[i]);
+    }
+  at.how = carried_text(profile, at) + moved_text(at);
   return at;
+}
+
+std::vector<double> errors_at_step(const NodeSharingAtN& at, double one_gpu_step_us) {
+  if (at.one_gpu_step_us.empty() || !(one_gpu_step_us > 0)) return at.step_errors;
+  const auto [shortest, longest] = std::minmax_element(at.one_gpu_step_us.begin(), at.one_gpu_step_us.end());
+  const double target = std::clamp(one_gpu_step_us, *shortest, *longest);
+  std::vector<double> moved;
+  for (size_t i = 0; i < at.step_errors.size(); ++i) {
+    const double scale = std::pow(target / at.one_gpu_step_us[i], -kNodeSharingStepExponent);
+    moved.push_back(std::expm1(std::log1p(at.step_errors[i]) * scale));
+  }
+  return moved;
 }
 
 std::string node_sharing_yaml(const NodeSharingCost& cost) {
@@ -168,6 +195,8 @@ std::string node_sharing_yaml(const NodeSharingProfile& profile) {
     block << YAML::Key << "gpus" << YAML::Value << cost.gpus;
     block << YAML::Key << "source" << YAML::Value << cost.source;
     block << YAML::Key << "step_errors" << YAML::Value << YAML::Flow << cost.step_errors;
+    if (!cost.one_gpu_step_us.empty())
+      block << YAML::Key << "one_gpu_step_us" << YAML::Value << YAML::Flow << cost.one_gpu_step_us;
     block << YAML::EndMap;
   };
   block << YAML::BeginMap << YAML::Key << "node_sharing" << YAML::Value;

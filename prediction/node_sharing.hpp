@@ -16,6 +16,9 @@ struct NodeSharingCost {
   int gpus = 0;                     // the GPU count the errors were measured at
   std::vector<double> step_errors;  // one per measured configuration
   std::string source;               // the studies and command they come from
+  // Optional, one per error: the 1-GPU step (us, mean) its prediction started from. Given,
+  // each error is moved to the step of the configuration it calibrates (errors_at_step).
+  std::vector<double> one_gpu_step_us;
   bool given() const { return !step_errors.empty(); }
 };
 
@@ -51,6 +54,7 @@ struct NodeSharingAtN {
   int gpus = 0;
   bool measured = false;
   std::vector<double> step_errors;  // what calibrates the prediction
+  std::vector<double> one_gpu_step_us;  // one per error where the cost records them
   std::string how;                  // "measured at 4 GPUs ..." or "carried from 2 GPUs: ..."
   // Carried only:
   int spread_from_gpus = 0;         // the measured count whose errors' spread is kept
@@ -59,6 +63,19 @@ struct NodeSharingAtN {
 };
 // Throws std::invalid_argument when the profile has no cost at 2 or more GPUs.
 NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus);
+
+// How the cost of sharing a node falls with the 1-GPU step it is added to: an error e measured
+// on a configuration whose 1-GPU step took s us, moved to a step of t us, becomes
+// (1 + e)^((t / s)^-kNodeSharingStepExponent) - 1, its log inflation scaled by (t / s)^-0.5.
+// The host's share of a short step is large and of a long one small: over five 4x H200
+// leases the least-squares slope of log(log(1 + e)) on log s was -0.52 at 2 GPUs and -0.40 at
+// 4 (docs/methodology.md, "The cost at each N").
+inline constexpr double kNodeSharingStepExponent = 0.5;
+
+// `at`'s errors for a configuration whose 1-GPU step takes `one_gpu_step_us`, each moved from
+// its own 1-GPU step by the rule above, with the target step held within the recorded steps'
+// range (no extrapolation past what was measured). Unchanged where `at` records no steps.
+std::vector<double> errors_at_step(const NodeSharingAtN& at, double one_gpu_step_us);
 
 // The `node_sharing:` block of an interconnects.yaml entry holding `cost`, for a user to
 // add to the entry of the machine the study ran on (indented for an entry's keys).

@@ -99,6 +99,9 @@ struct Starting {
   const MeasuredConfig* compute = nullptr;
 };
 
+// The measured 1-GPU step (mean, us) a prediction starts from: one rank's share of the batch.
+double one_gpu_step_of(const Starting& start) { return start.compute ? start.compute->step_us.mean : kNaN; }
+
 class Predictor {
  public:
   Predictor(const StudyDigest& study, const PredictOptions& options, const AllreduceCurve& curve)
@@ -359,11 +362,19 @@ struct CheckTally {
 };
 
 // The model errors per GPU count the study measured, as a named profile's node-sharing costs.
+// Each error with the 1-GPU step its prediction started from (errors_at_step moves it).
 NodeSharingProfile node_sharing_of_pairs(const std::vector<MeasuredPair>& pairs, const std::vector<double>& errors) {
-  std::map<int, std::vector<double>> per_count;
-  for (size_t i = 0; i < pairs.size(); ++i) per_count[pairs[i].n_gpu->params.world_size].push_back(errors[i]);
+  std::map<int, NodeSharingCost> per_count;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    NodeSharingCost& cost = per_count[pairs[i].n_gpu->params.world_size];
+    cost.step_errors.push_back(errors[i]);
+    cost.one_gpu_step_us.push_back(one_gpu_step_of(pairs[i].start));
+  }
   NodeSharingProfile profile;
-  for (const auto& [gpus, count_errors] : per_count) profile.costs.push_back({gpus, count_errors, ""});
+  for (auto& [gpus, cost] : per_count) {
+    cost.gpus = gpus;
+    profile.costs.push_back(cost);
+  }
   return profile;
 }
 
@@ -439,8 +450,9 @@ ValidationRow validation_row(const Predictor& predictor, const std::vector<Measu
   checks.calibrated.add(row.calibrated, measured, row.calibrated_error, row.calibrated_covered);
   if (options.node_sharing.given()) {
     row.node_sharing = true;
-    row.node_sharing_calibrated =
-        predictor.predict(pairs[i].start, {1, row.world_size}, node_sharing.at(row.world_size).step_errors);
+    row.node_sharing_calibrated = predictor.predict(
+        pairs[i].start, {1, row.world_size},
+        errors_at_step(node_sharing.at(row.world_size), one_gpu_step_of(pairs[i].start)));
     checks.node_sharing.add(row.node_sharing_calibrated, measured, row.node_sharing_error, row.node_sharing_covered);
   }
   if (!other_models.empty()) {
@@ -494,8 +506,10 @@ void predict_forward(const StudyDigest& study, const PredictOptions& options, co
       }
       const Starting start = predictor.starting_point(base, target.ranks());
       if (!start.compute) continue;  // strong scaling without one rank's share measured
-      const std::vector<double>& calibration =
-          own_errors ? errors : named_cost ? node_sharing.at(target.gpus_per_node).step_errors : model_only_errors;
+      const std::vector<double> calibration =
+          own_errors   ? errors
+          : named_cost ? errors_at_step(node_sharing.at(target.gpus_per_node), one_gpu_step_of(start))
+                       : model_only_errors;
       result.predictions.push_back(predictor.predict(start, target, calibration));
     }
   }

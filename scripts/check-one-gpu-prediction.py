@@ -50,7 +50,8 @@ def predict(ddpscale, study, interconnect, catalog, out):
 
 
 def model_errors(ddpscale, studies, interconnect, catalog, scratch):
-    """The model-only step errors of the studies' N-GPU configurations, per N: {N: errors}."""
+    """The model-only step errors of the studies' N-GPU configurations, each with the 1-GPU
+    step its prediction started from (None where not recorded), per N: {N: [(error, step_us)]}."""
     errors = {}
     for k, study in enumerate(studies):
         out = os.path.join(scratch, f"errors-{k}")
@@ -61,7 +62,8 @@ def model_errors(ddpscale, studies, interconnect, catalog, scratch):
         with open(path) as f:
             block = yaml.safe_load(f)["node_sharing"]
         for cost in block if isinstance(block, list) else [block]:
-            errors.setdefault(cost["gpus"], []).extend(cost["step_errors"])
+            steps = cost.get("one_gpu_step_us") or [None] * len(cost["step_errors"])
+            errors.setdefault(cost["gpus"], []).extend(zip(cost["step_errors"], steps))
     return errors
 
 
@@ -75,9 +77,14 @@ def pooled(errors_per_lease):
 
 
 def node_sharing_block(errors, source):
-    """One cost as a map, several (one per GPU count) as a list."""
-    costs = [{"gpus": gpus, "source": source, "step_errors": [round(e, 4) for e in values]}
-             for gpus, values in sorted(errors.items())]
+    """One cost as a map, several (one per GPU count) as a list; with one_gpu_step_us where
+    every error has its step."""
+    costs = []
+    for gpus, values in sorted(errors.items()):
+        cost = {"gpus": gpus, "source": source, "step_errors": [round(e, 4) for e, _ in values]}
+        if all(step is not None for _, step in values):
+            cost["one_gpu_step_us"] = [round(step, 1) for _, step in values]
+        costs.append(cost)
     return costs[0] if len(costs) == 1 else costs
 
 

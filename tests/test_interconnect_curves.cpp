@@ -332,6 +332,12 @@ TEST(InterconnectCurves, NodeSharingBlockRoundTripsAndIsChecked) {
   EXPECT_EQ(back[0].node_sharing.costs[0].gpus, 2);
   EXPECT_EQ(back[0].node_sharing.costs[0].source, written.source);
   EXPECT_EQ(back[0].node_sharing.costs[0].step_errors, written.step_errors);  // exact in binary at 4 digits
+  EXPECT_TRUE(back[0].node_sharing.costs[0].one_gpu_step_us.empty());
+  NodeSharingCost with_steps = written;
+  with_steps.one_gpu_step_us = {512, 1024, 2048};  // written to 4 significant digits, as the errors
+  const std::vector<NamedInterconnect> stepped =
+      parse_interconnect_catalog(entry + node_sharing_yaml(with_steps), "t.yaml");
+  EXPECT_EQ(stepped[0].node_sharing.costs[0].one_gpu_step_us, with_steps.one_gpu_step_us);
   EXPECT_FALSE(parse_interconnect_catalog(entry, "t.yaml")[0].node_sharing.given());
 
   const auto refused = [&](const std::string& block) {
@@ -345,6 +351,12 @@ TEST(InterconnectCurves, NodeSharingBlockRoundTripsAndIsChecked) {
             std::string::npos);
   EXPECT_NE(refused("    node_sharing: {gpus: 2, step_errors: [0.1]}\n").find("needs source"), std::string::npos);
   EXPECT_NE(refused("    node_sharing: {gpus: 2, source: s, step_errors: [0.1], errors: [1]}\n").find("unknown key 'errors'"),
+            std::string::npos);
+  EXPECT_NE(refused("    node_sharing: {gpus: 2, source: s, step_errors: [0.1, 0.2], one_gpu_step_us: [900]}\n")
+                .find("1 one_gpu_step_us for 2 step_errors (give one per error)"),
+            std::string::npos);
+  EXPECT_NE(refused("    node_sharing: {gpus: 2, source: s, step_errors: [0.1], one_gpu_step_us: [0]}\n")
+                .find("one_gpu_step_us must be positive"),
             std::string::npos);
 }
 

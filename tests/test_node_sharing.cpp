@@ -217,6 +217,52 @@ TEST(NodeSharing, IntervalWidensWithTheCarry) {
   EXPECT_GT(relative_width(carried.predictions[1].step_us), relative_width(carried.predictions[0].step_us));
 }
 
+// An error moves to another 1-GPU step as (1 + e)^((t / s)^-0.5) - 1, worked here in closed
+// form: 0.2 recorded at 1000 us, moved to 4000 us, is 1.2^0.5 - 1; 0.5 recorded at 4000 us,
+// moved to 1000 us, is 1.5^2 - 1 = 1.25. A target outside the recorded steps is held at the
+// nearest end; a cost without steps is used as it is.
+TEST(NodeSharing, ErrorsMovedToTheConfigurationsStepByHand) {
+  ASSERT_EQ(kNodeSharingStepExponent, 0.5);
+  NodeSharingAtN at;
+  at.step_errors = {0.2, 0.5};
+  at.one_gpu_step_us = {1000, 4000};
+  expect_errors_near(errors_at_step(at, 4000), {std::sqrt(1.2) - 1, 0.5});
+  expect_errors_near(errors_at_step(at, 1000), {0.2, 1.25});
+  expect_errors_near(errors_at_step(at, 2000), {std::pow(1.2, std::sqrt(0.5)) - 1, std::pow(1.5, std::sqrt(2.0)) - 1});
+  expect_errors_near(errors_at_step(at, 1e6), errors_at_step(at, 4000));
+  expect_errors_near(errors_at_step(at, 10), errors_at_step(at, 1000));
+  at.one_gpu_step_us.clear();
+  expect_errors_near(errors_at_step(at, 4000), at.step_errors);
+}
+
+// A one-GPU study whose step is 1000 us, from a cost recorded at 1000 and 4000 us: its
+// calibrated step is the model-only step times (1 + the median of the moved errors); carried
+// to 8 GPUs, each of the six copies of an error keeps that error's step.
+TEST(NodeSharing, OneGpuStudyTakesTheCostAtItsOwnStep) {
+  StudyDigest study;
+  study.configs.push_back(one_gpu_study_config());
+  PredictOptions options = one_gpu_options();
+  options.targets = {{1, 2}, {1, 8}};
+  const ScalingPrediction model_only = predict_scaling(study, options);
+  NodeSharingCost two{2, {0.2, 0.5, 0.1}, "two-gpu runs"};
+  two.one_gpu_step_us = {1000, 4000, 1000};
+  options.node_sharing = {{two}};
+  const ScalingPrediction result = predict_scaling(study, options);
+  ASSERT_EQ(result.predictions.size(), 2u);
+  const double moved_median = 0.2;  // of {0.2, 1.25, 0.1}
+  EXPECT_NEAR(result.predictions[0].step_us.point, model_only.predictions[0].step_us.point * (1 + moved_median), 1e-9);
+  const NodeSharingAtN carried = node_sharing_at(options.node_sharing, 8);
+  ASSERT_EQ(carried.one_gpu_step_us.size(), 18u);
+  for (size_t i = 0; i < 18; ++i) EXPECT_EQ(carried.one_gpu_step_us[i], two.one_gpu_step_us[i / 6]) << i;
+  EXPECT_NEAR(result.predictions[1].step_us.point,
+              model_only.predictions[1].step_us.point * (1 + median(errors_at_step(carried, 1000))), 1e-9);
+  EXPECT_NE(result.calibration.find("at 2 GPUs a node, measured at 2 GPUs (3 model errors), each error moved from its "
+                                    "own 1-GPU step to the predicted configuration's (log inflation times (step "
+                                    "ratio)^-0.5)"),
+            std::string::npos)
+      << result.calibration;
+}
+
 using testing_errors::message_of;
 
 const std::string kEntry =
