@@ -373,6 +373,10 @@ NodeSharingProfile node_sharing_of_pairs(const std::vector<MeasuredPair>& pairs,
   NodeSharingProfile profile;
   for (auto& [gpus, cost] : per_count) {
     cost.gpus = gpus;
+    // A step not measured (a report folder without step times) leaves the cost without steps.
+    const auto unmeasured = [](double us) { return !(std::isfinite(us) && us > 0); };
+    if (std::any_of(cost.one_gpu_step_us.begin(), cost.one_gpu_step_us.end(), unmeasured))
+      cost.one_gpu_step_us.clear();
     profile.costs.push_back(cost);
   }
   return profile;

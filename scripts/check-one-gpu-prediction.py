@@ -49,7 +49,7 @@ def predict(ddpscale, study, interconnect, catalog, out):
         sys.exit(f"check-one-gpu-prediction.py: {' '.join(command)} failed:\n{done.stderr}")
 
 
-def model_errors(ddpscale, studies, interconnect, catalog, scratch):
+def model_errors(ddpscale, studies, interconnect, catalog, scratch, with_steps):
     """The model-only step errors of the studies' N-GPU configurations, each with the 1-GPU
     step its prediction started from (None where not recorded), per N: {N: [(error, step_us)]}."""
     errors = {}
@@ -62,8 +62,11 @@ def model_errors(ddpscale, studies, interconnect, catalog, scratch):
         with open(path) as f:
             block = yaml.safe_load(f)["node_sharing"]
         for cost in block if isinstance(block, list) else [block]:
-            steps = cost.get("one_gpu_step_us") or [None] * len(cost["step_errors"])
-            errors.setdefault(cost["gpus"], []).extend(zip(cost["step_errors"], steps))
+            steps = cost.get("one_gpu_step_us") if with_steps else None
+            steps = steps or [None] * len(cost["step_errors"])
+            # float(): PyYAML reads yaml-cpp's "2e+04" (no dot) as a string.
+            errors.setdefault(cost["gpus"], []).extend(
+                (float(e), None if step is None else float(step)) for e, step in zip(cost["step_errors"], steps))
     return errors
 
 
@@ -132,6 +135,9 @@ def main():
                                                                 "interconnects.yaml"))
     parser.add_argument("--ddpscale", default=os.path.join(os.path.dirname(__file__), "..", "build", "trainer",
                                                            "ddpscale"))
+    parser.add_argument("--without-steps", action="store_true",
+                        help="pool the errors without their 1-GPU steps: each used as measured, not moved to "
+                             "the predicted configuration's step")
     args = parser.parse_args()
     leases = {}
     for item in args.lease:
@@ -146,7 +152,7 @@ def main():
         errors_of = {}
         for name, studies in leases.items():
             errors_of[name] = model_errors(args.ddpscale, studies, args.interconnect, args.interconnects,
-                                           os.path.join(scratch, name))
+                                           os.path.join(scratch, name), not args.without_steps)
         rows = []
         for held_out, studies in leases.items():
             others = [n for n in leases if n != held_out]
