@@ -66,7 +66,7 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus);
 
 // How the cost of sharing a node falls with the 1-GPU step it is added to: an error e measured
 // on a configuration whose 1-GPU step took s us, moved to a step of t us, becomes
-// (1 + e)^((t / s)^-kNodeSharingStepExponent) - 1, its log inflation scaled by (t / s)^-0.5.
+// (1 + e)^((t / s)^-kNodeSharingStepExponent) - 1: its log inflation scaled by that power.
 // The host's share of a short step is large and of a long one small: over five 4x H200
 // leases the least-squares slope of log(log(1 + e)) on log s was -0.52 at 2 GPUs and -0.40 at
 // 4 (docs/methodology.md, "The cost at each N").
@@ -74,7 +74,8 @@ inline constexpr double kNodeSharingStepExponent = 0.5;
 
 // `at`'s errors for a configuration whose 1-GPU step takes `one_gpu_step_us`, each moved from
 // its own 1-GPU step by the rule above, with the target step held within the recorded steps'
-// range (no extrapolation past what was measured). Unchanged where `at` records no steps.
+// range (no extrapolation past what was measured). Unchanged where `at` records no steps or
+// the configuration's step is not a positive number (not measured).
 std::vector<double> errors_at_step(const NodeSharingAtN& at, double one_gpu_step_us);
 
 // The `node_sharing:` block of an interconnects.yaml entry holding `cost`, for a user to

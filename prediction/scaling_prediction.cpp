@@ -391,6 +391,10 @@ class NodeSharingByCount {
     if (found == worked_out_.end()) found = worked_out_.emplace(gpus, node_sharing_at(profile_, gpus)).first;
     return found->second;
   }
+  // The cost at `gpus`, its errors moved to the 1-GPU step `start` predicts from.
+  std::vector<double> errors_for(int gpus, const Starting& start) {
+    return errors_at_step(at(gpus), one_gpu_step_of(start));
+  }
 
  private:
   const NodeSharingProfile& profile_;
@@ -454,9 +458,8 @@ ValidationRow validation_row(const Predictor& predictor, const std::vector<Measu
   checks.calibrated.add(row.calibrated, measured, row.calibrated_error, row.calibrated_covered);
   if (options.node_sharing.given()) {
     row.node_sharing = true;
-    row.node_sharing_calibrated = predictor.predict(
-        pairs[i].start, {1, row.world_size},
-        errors_at_step(node_sharing.at(row.world_size), one_gpu_step_of(pairs[i].start)));
+    row.node_sharing_calibrated =
+        predictor.predict(pairs[i].start, {1, row.world_size}, node_sharing.errors_for(row.world_size, pairs[i].start));
     checks.node_sharing.add(row.node_sharing_calibrated, measured, row.node_sharing_error, row.node_sharing_covered);
   }
   if (!other_models.empty()) {
@@ -512,7 +515,7 @@ void predict_forward(const StudyDigest& study, const PredictOptions& options, co
       if (!start.compute) continue;  // strong scaling without one rank's share measured
       const std::vector<double> calibration =
           own_errors   ? errors
-          : named_cost ? errors_at_step(node_sharing.at(target.gpus_per_node), one_gpu_step_of(start))
+          : named_cost ? node_sharing.errors_for(target.gpus_per_node, start)
                        : model_only_errors;
       result.predictions.push_back(predictor.predict(start, target, calibration));
     }
