@@ -63,6 +63,20 @@ TEST(PairedDesign, BlockLengthBounds) {
   EXPECT_EQ(choose_block_steps({0.9, 0.8, 0.3, 0.9, 0.9}, 10000), 2) << "counts only until the first drop";
 }
 
+TEST(PairedDesign, ASlowNRankSideShortensTheBlockAndNothingElseDoes) {
+  // 1-rank step 662 us, 7-step blocks (4.6 ms): an N-rank step up to kSlowSideSpan times as
+  // long keeps them; one of 130 ms (two ranks across a 4 Gbit/s link) lasts 196 times as
+  // long, and floor(4 x 7 x 662 / 130000) = 0 steps would do: the least, kMinBlockSteps.
+  EXPECT_EQ(shorten_block_for_slow_side(7, 662, 662), 7);
+  EXPECT_EQ(shorten_block_for_slow_side(7, 662, 300), 7) << "strong scaling: shorter N-rank steps";
+  EXPECT_EQ(shorten_block_for_slow_side(7, 662, 4 * 662), 7) << "exactly kSlowSideSpan times as long";
+  EXPECT_EQ(shorten_block_for_slow_side(7, 662, 130000), kMinBlockSteps);
+  // 40 steps of 1 ms; N-rank steps of 10 ms: floor(4 x 40 x 1 / 10) = 16 steps of 10 ms.
+  EXPECT_EQ(shorten_block_for_slow_side(40, 1000, 10000), 16);
+  EXPECT_EQ(shorten_block_for_slow_side(7, 662, 0), 7) << "no N-rank time (not on the N-rank group)";
+  EXPECT_EQ(shorten_block_for_slow_side(7, 662, std::nan("")), 7);
+}
+
 TEST(PairedDesign, RoundsAreTheSameOnEveryRankAndShuffled) {
   const auto a = plan_round(42, 1, 3);
   const auto b = plan_round(42, 1, 3);

@@ -35,6 +35,13 @@ int choose_block_steps(const std::vector<double>& autocorrelation, double step_u
   return std::min(steps, kMaxBlockSteps);
 }
 
+int shorten_block_for_slow_side(int block_steps, double one_rank_step_us, double n_rank_step_us) {
+  if (!(one_rank_step_us > 0) || !(n_rank_step_us > 0) || !std::isfinite(n_rank_step_us)) return block_steps;
+  const double allowed = std::floor(kSlowSideSpan * block_steps * one_rank_step_us / n_rank_step_us);
+  if (allowed >= block_steps) return block_steps;
+  return std::max(kMinBlockSteps, static_cast<int>(allowed));
+}
+
 namespace {
 
 // The 1-rank blocks' ranks, once the pairs are in the order they run.

@@ -31,6 +31,18 @@ inline constexpr double kMinBlockUs = 4000;
 // The block length for a pilot with this autocorrelation and median step time (us).
 int choose_block_steps(const std::vector<double>& autocorrelation, double step_us);
 
+// Where the N ranks step far slower than one (a slow link between nodes), a block of the
+// pilot's length lasts many times longer on the N-rank side than on the 1-rank side: far
+// past the host state the pairing shares, and the least rounds alone then cost a launch
+// minutes. So the N-rank block lasts at most kSlowSideSpan times the 1-rank block the pilot
+// chose: the block shrinks (never below kMinBlockSteps) when the N-rank step, timed over
+// kSlowSidePilotSteps steps after the pilot, is more than kSlowSideSpan times the 1-rank
+// step. Data parallelism on one host (N-rank steps within a few times the 1-rank step, weak
+// scaling; shorter, strong) keeps the pilot's length.
+inline constexpr double kSlowSideSpan = 4;
+inline constexpr int kSlowSidePilotSteps = 2;
+int shorten_block_for_slow_side(int block_steps, double one_rank_step_us, double n_rank_step_us);
+
 // The lags the pilot's autocorrelation is computed at, and its length in steps: enough steps
 // that lag kMaxBlockSteps is estimated from kPilotSteps - kMaxBlockSteps pairs of steps.
 inline constexpr int kPilotSteps = 600;

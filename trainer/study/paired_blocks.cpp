@@ -184,6 +184,12 @@ void PairedWindow::add(const PairedSetup& setup) {
     PairedLaunch& out = outcome.blocks;
     out.launch = setup.launch;
     if (world.rank() == 0) run_pilot(*member->sessions.one, out);
+    if (setup.n_group) {
+      const double n_rank_step_us =
+          run_block(setup, member->sessions, true, 0, kSlowSidePilotSteps) / kSlowSidePilotSteps;
+      if (world.rank() == 0)
+        out.block_steps = shorten_block_for_slow_side(out.block_steps, out.pilot_step_us, n_rank_step_us);
+    }
     int steps = out.block_steps;
     broadcast_from_rank0(world, steps, "paired blocks: the block length from rank 0's pilot");
     out.block_steps = steps;
