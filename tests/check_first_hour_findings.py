@@ -138,7 +138,8 @@ def dry_run_total(ddpscale, work):
     plan = re.search(r"^# seed-study: (\d+) configurations in run order$", result.stdout, re.M)
     runs = re.search(r"^# total: (\d+) runs", result.stdout, re.M)
     total = re.search(r"^# estimated total: about \d+:\d\d:\d\d for all (\d+) runs of the (\d+) configurations in the "
-                      r"spec and (\d+) paired measurements of twins \(about [\d.]+ s each\)$", result.stdout, re.M)
+                      r"spec and (\d+) paired measurements of twins \(about [\d.]+ s each: paired_seconds [\d.]+ or the least 3 "
+                      r"rounds at the twins' steps, whichever is longer\)$", result.stdout, re.M)
     if not check(result.returncode == 0 and plan and runs and total,
                  f"dry run prints a plan and an estimated total: {result.stdout[-800:]!r}"):
         return

@@ -1,37 +1,29 @@
 #!/usr/bin/env bash
 # The sweep's estimate of the time left against the time really left (tests/sweep_tests.cmake,
-# sweep_eta_accuracy): a 2-rank sweep of tests/specs/eta.yaml, every progress line stamped as
-# it arrives. Each line that carries an estimate (all after the first configurations are
-# stored) while at least 5 s are left must be within half of the time from it to the
-# sweep's end, plus 1 s: the estimate is printed in whole seconds. Closer to the end than
-# about two runs, one run slowed by another process on the two cores moves the time left by
-# more than half whatever was estimated. At least three such lines. Then --dry-run, started
-# without mpirun, estimates the same sweep from the study it wrote: within half of the time
-# the sweep took.
+# sweep_eta_accuracy), on the quick study sweep_quick_study ran (experiments/quick.yaml: four
+# launches of fresh processes, each its runs and then a window of paired blocks), whose
+# progress lines that test stamped as they arrived. Each line that carries an estimate while
+# at least 5 s are left must be within half of the time from it to the sweep's end, plus 1 s:
+# the estimate is printed in whole seconds. Closer to the end than about two runs, one run
+# slowed by another process on the two cores moves the time left by more than half whatever
+# was estimated. At least three such lines (the ends of launches 1 to 3). Then --dry-run,
+# started without mpirun, estimates the same sweep from the study it wrote: within half of
+# the time the sweep took.
 # An estimate can only hold at the speed the machine had: where another process took the
-# cores midway (another ctest beside this one), a later run took several times as long as its
-# identical siblings, which no estimate made before could know. So both bounds are widened by
-# the machine's change of speed, as the sweep's own runs show it: the largest ratio of the
-# fastest to the slowest run of one configuration (about 1.1 on a quiet machine; its runs do
-# the same work), printed with the figures.
+# cores midway, a later run took several times as long as its identical siblings, which no
+# estimate made before could know. So both bounds are widened by the machine's change of
+# speed, as the sweep's own runs show it: the largest ratio of the fastest to the slowest run
+# of one configuration (about 1.1 on a quiet machine; its runs do the same work), printed
+# with the figures.
 #
-# Usage: eta_test.sh BIN WORK [-- MPIRUN...]
+# Usage: eta_test.sh BIN SPEC STUDY RUNS CONFIGURATIONS  (STUDY.log: the stamped progress lines)
 set -u
 TEST_NAME=sweep_eta_accuracy
 source "$(dirname "${BASH_SOURCE[0]}")/sweep_test_lib.sh"
-BIN="$1" WORK="$2"
-shift 2
-mpirun_from_args "$@"
-SPEC="$SWEEP_TESTS_DIR/specs/eta.yaml"
-rm -rf "$WORK" && mkdir -p "$WORK"
-out="$WORK/study" log="$WORK/progress.log"
-
-"${MPIRUN[@]}" -np 2 "$BIN" sweep "$SPEC" --out "$out" --no-commbench --device cpu 2>&1 |
-  while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$log"
-status=${PIPESTATUS[0]}
-cat "$log"
-[ "$status" -eq 0 ] || fail "the sweep exited with $status"
-grep -q '\[sweep\] done' "$log" || fail "no [sweep] done line"
+BIN="$1" SPEC="$2" out="$3" runs="$4" configurations="$5"
+log="$out.log"
+[ -s "$log" ] || fail "no progress log $log: sweep_quick_study writes it"
+grep -q '\[sweep\] done' "$log" || fail "no [sweep] done line in $log"
 
 # The machine's change of speed during the sweep: the largest fastest-to-slowest ratio of the
 # ok runs of one configuration, read by scripts/analysis/host_noise_timescale.py's reader.
@@ -67,15 +59,17 @@ awk -v x="$speed_change" '
     exit bad > 0
   }' "$log" || fail "an estimate is more than half (plus 1 s, widened by the change of speed) off the time left"
 
-# The time the sweep took, from its first line to its end, against --dry-run's estimate
-# from the runs it stored (--overwrite: as if every configuration were measured again).
-took=$(awk '/\[sweep\] .*configurations \(/ && !start { start = $1 } / \[sweep\] done/ { printf "%.1f", $1 - start }' "$log")
-estimate_line=$("$BIN" sweep "$SPEC" --out "$out" --dry-run --overwrite --device cpu | grep '^# estimate:') ||
-  fail "--dry-run without mpirun printed no estimate line"
-say "$estimate_line"
-estimate=$(sed -n 's/^# estimate: about \([0-9]*\):\([0-9]*\):\([0-9]*\) for 18 runs of 6 configurations.*/\1 \2 \3/p' <<<"$estimate_line" |
+# The time the sweep took, from its first line to its end, against --dry-run's estimated total
+# (its runs and paired blocks) from the runs it stored (--overwrite: as if every
+# configuration were measured again).
+took=$(awk '/ \[sweep\] / && !start { start = $1 } / \[sweep\] done/ { end = $1 } END { printf "%.1f", end - start }' "$log")
+dry_run=$("$BIN" sweep "$SPEC" --out "$out" --dry-run --overwrite --device cpu) || fail "--dry-run without mpirun failed"
+total_line=$(grep '^# estimated total:' <<<"$dry_run") || fail "--dry-run without mpirun printed no estimated total"
+say "$(grep '^# estimate:' <<<"$dry_run")"
+say "$total_line"
+estimate=$(sed -n "s/^# estimated total: about \([0-9]*\):\([0-9]*\):\([0-9]*\) for all $runs runs of the $configurations configurations.*/\1 \2 \3/p" <<<"$total_line" |
   awk '{ print $1 * 3600 + $2 * 60 + $3 }')
-[ -n "$estimate" ] || fail "--dry-run's estimate does not cover the 18 runs of 6 configurations"
+[ -n "$estimate" ] || fail "--dry-run's estimated total does not cover the $runs runs of $configurations configurations"
 awk -v e="$estimate" -v t="$took" -v x="$speed_change" 'BEGIN { printf "[sweep_eta_accuracy] --dry-run estimated %d s, the sweep took %.1f s: %+.0f%%\n", e, t, 100 * (e - t) / t; exit !(e >= t / (2 * x) && e <= t * (1 + 0.5 * x)) }' ||
   fail "--dry-run's estimate is more than half off the sweep's time"
 say "ok"

@@ -23,13 +23,17 @@ require_h5py
 rm -rf "$out" "$out.log"
 mkdir -p "$(dirname "$out")"
 start=$SECONDS
-sweep_run "$out" "$out.log" || {
-  rc=$?
+# Every line stamped as it arrives (seconds since the epoch, then the line): sweep_eta_accuracy
+# sets the progress estimates in $out.log against the time really left.
+"${MPIRUN[@]}" -np 2 "$BIN" sweep "$SPEC" --out "$out" 2>&1 |
+  while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$out.log"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -ne 0 ]; then
   show_log "$out.log" 40
   fail "ddpscale sweep experiments/quick.yaml exited with $rc (log: $out.log)"
-}
+fi
 seconds=$((SECONDS - start))
-grep '^\[sweep\]' "$out.log" | tail -n 3
+grep ' \[sweep\]' "$out.log" | tail -n 3
 say "quick.yaml: $seconds s on 2 ranks"
 [ "$seconds" -le 300 ] || say "WARNING: quick.yaml took $seconds s, over the 5 minutes README.md's quick study should take"
 "$H5PY_PYTHON" "$here/check_quick_study.py" "$out" || fail "the quick study in $out is not right"

@@ -104,16 +104,16 @@ grep '^[0-9.]* \[sweep\] ' "$out.log" |
 set_tests_properties(sweep_heartbeat PROPERTIES LABELS "mpi;study" TIMEOUT 300 RUN_SERIAL TRUE
                      ENVIRONMENT "${ddpscale_sweep_env};DDPSCALE_HEARTBEAT_SECONDS=0.5")
 
-# The progress estimate against the time really left, on configurations of deliberately
-# different cost (tests/specs/eta.yaml), and --dry-run's estimate, started without mpirun,
-# from the study that sweep stored, against the time it took (tests/eta_test.sh).
+# The progress estimate against the time really left, on the quick study's stamped progress
+# lines (four launches, each its runs and a window of paired blocks), and --dry-run's
+# estimated total, started without mpirun, from the study it stored, against the time it
+# took (tests/eta_test.sh). Reads what sweep_quick_study measured alone (RUN_SERIAL) and
+# times nothing itself.
 add_test(NAME sweep_eta_accuracy
-         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/eta_test.sh $<TARGET_FILE:ddpscale> ${ddpscale_studies_dir}/eta
-                 -- ${DDPSCALE_MPIRUN})
-# TIMEOUT: about 45 s on a quiet 2-core machine; 186 s where other builds kept the load
-# average at 7-10 (its estimates then still within 19% of the time left).
-set_tests_properties(sweep_eta_accuracy PROPERTIES LABELS "mpi;study" TIMEOUT 600 RUN_SERIAL TRUE ENVIRONMENT "${ddpscale_sweep_env}"
-                     PASS_REGULAR_EXPRESSION "\\[sweep_eta_accuracy\\] ok")
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/eta_test.sh $<TARGET_FILE:ddpscale> ${PROJECT_SOURCE_DIR}/experiments/quick.yaml
+                 ${ddpscale_studies_dir}/quick 32 8)
+set_tests_properties(sweep_eta_accuracy PROPERTIES LABELS "study" TIMEOUT 120 ENVIRONMENT "${ddpscale_sweep_env}"
+                     FIXTURES_REQUIRED quick_study PASS_REGULAR_EXPRESSION "\\[sweep_eta_accuracy\\] ok")
 
 # --dry-run started as a plain process, with no study in --out to estimate from: it exits 0
 # and estimates from 2 steps of each model and batch timed on this process.

@@ -77,6 +77,21 @@ TEST(PairedDesign, ASlowNRankSideShortensTheBlockAndNothingElseDoes) {
   EXPECT_EQ(shorten_block_for_slow_side(7, 662, std::nan("")), 7);
 }
 
+TEST(PairedDesign, AMeasurementLastsItsBudgetOrItsLeastRounds) {
+  // mlp-large at batch 64 on 2 CPU cores: 40 ms a step on 1 rank, 54 ms on 2, warm-up 3.
+  // Blocks of 2 steps (4 ms of work is 1 step) and a lead-in each: a round is 10 pairs'
+  // worth of both sides, 10 x 3 x 94 ms = 2.82 s, 3 rounds 8.46 s; the warm-up 3 x 94 ms;
+  // the pilot its 0.25 s and 3 N-rank steps, 162 ms. By hand: 0.282 + 0.412 + 8.46.
+  EXPECT_NEAR(paired_measurement_seconds(2.0, 0.040, 0.054, 3), 0.282 + 0.25 + 0.162 + 8.46, 1e-12);
+  // mlp-medium at batch 8: 0.66 ms and 1.0 ms. The least rounds (blocks of 7 steps: 3 x 10 x
+  // 8 x 1.66 ms = 0.40 s) end well inside the 2 s budget, which then sets the time.
+  EXPECT_NEAR(paired_measurement_seconds(2.0, 0.00066, 0.0010, 3),
+              3 * 0.00166 + 0.25 + 3 * 0.0010 + 2.0, 1e-12);
+  // Ranks across a slow link (130 ms a 2-rank step): blocks of 2, not of 7.
+  EXPECT_NEAR(paired_measurement_seconds(0.2, 0.00066, 0.130, 1),
+              0.13066 + 0.25 + 3 * 0.130 + 3 * 10 * 3 * 0.13066, 1e-9);
+}
+
 TEST(PairedDesign, RoundsAreTheSameOnEveryRankAndShuffled) {
   const auto a = plan_round(42, 1, 3);
   const auto b = plan_round(42, 1, 3);

@@ -166,6 +166,33 @@ TEST(SweepEta, TwinsShareTheirSetupAndWrapUp) {
   EXPECT_NEAR(*eta.seconds_left(8), 8.0, 1e-9);
 }
 
+TEST(SweepEta, APairedWindowsBlocksAreSharedByAllItsMembers) {
+  // The paired design: two pairs of twins run (setups of 0.5 s each pair, runs of 1 s on one
+  // rank and 2 s on two), then the window's 8 s of blocks, then all four are stored. A later
+  // launch of the same four takes the same 15 s: 1 s of setups, 6 s of runs, 8 s of blocks.
+  std::vector<PlannedConfiguration> plan;
+  for (int launch = 0; launch < 2; ++launch)
+    for (int64_t batch : {8, 16})
+      for (int world : {1, 2}) plan.push_back(PlannedConfiguration{shape("m", world, batch, 10), 1});
+  SweepEta eta(plan);
+  eta.group_started(0, 2, 0);
+  eta.runs_began(0.5);
+  eta.run_done(0, 1.5);
+  eta.run_done(1, 3.5);
+  eta.group_started(2, 2, 3.5);
+  eta.runs_began(4);
+  eta.run_done(2, 5);
+  eta.run_done(3, 7);
+  for (size_t c = 0; c < 3; ++c) {
+    eta.configuration_done(c, 15);
+    EXPECT_FALSE(eta.seconds_left(15)) << "the window's members are not all stored yet";
+  }
+  eta.configuration_done(3, 15);
+  // Were the blocks the last twins' wrap-up (4 s each, the mean over every configuration),
+  // the later launch would read 1 + 6 + 4 x 4 = 23 s.
+  EXPECT_NEAR(*eta.seconds_left(15), 15.0, 1e-9);
+}
+
 TEST(SweepEta, RunUnderWayIsTakenOffButNoMoreThanItsEstimate) {
   SweepEta eta({PlannedConfiguration{shape("m", 1, 8, 10), 1}, PlannedConfiguration{shape("m", 1, 8, 10), 2}});
   eta.group_started(0, 1, 0);

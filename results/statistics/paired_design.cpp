@@ -89,4 +89,18 @@ bool another_round(int rounds, double elapsed_s, double budget_s) {
   return elapsed_s + 0.5 * per_round < budget_s;
 }
 
+double paired_measurement_seconds(double budget_s, double one_rank_step_s, double n_rank_step_s, int warmup_steps) {
+  const double s1 = std::max(0.0, one_rank_step_s), sn = std::max(0.0, n_rank_step_s);
+  const double warm_up = std::max(1, warmup_steps) * (s1 + sn);
+  const double pilot = std::min(kPilotMostSeconds, kPilotSteps * s1) + (kSlowSidePilotSteps + 1) * sn;
+  int block = kMinBlockSteps;
+  if (s1 > 0) block = std::max(block, static_cast<int>(std::ceil(kMinBlockUs / (1e6 * s1))));
+  block = shorten_block_for_slow_side(std::min(block, kMaxBlockSteps), s1, sn);
+  // A round: kPairsPerRound pairs, each one 1-rank and one N-rank block but the two A/A pairs,
+  // which make one of two 1-rank and one of two N-rank blocks: as many blocks of each side as
+  // pairs. Every block opens with one untimed step.
+  const double round = kPairsPerRound * (block + 1) * (s1 + sn);
+  return warm_up + pilot + std::max(budget_s, kMinRounds * round);
+}
+
 }  // namespace ddpscale

@@ -88,4 +88,12 @@ inline constexpr int kDefaultPairedWindow = 16;
 // Whether another round starts, `elapsed_s` into the blocks after `rounds` rounds.
 bool another_round(int rounds, double elapsed_s, double budget_s);
 
+// What one paired measurement of twins takes in a launch, for estimates made before it runs,
+// from the twins' step times (seconds): both sessions' warm-up, the pilot, the N-rank steps
+// that check for a slow side, then the blocks for budget_s or the least kMinRounds rounds,
+// whichever is longer. The blocks are taken at their least length (kMinBlockUs of work,
+// shortened for a slow side as the sweep does): the pilot may choose longer ones, which only
+// matters where the least rounds outlast the budget.
+double paired_measurement_seconds(double budget_s, double one_rank_step_s, double n_rank_step_s, int warmup_steps);
+
 }  // namespace ddpscale

@@ -124,7 +124,7 @@ void DryRunEstimate::print() const {
                 "builds, storing and start-up not counted%s\n",
                 clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, options_.out_dir.c_str(),
                 basis_counts(plan, stored).c_str(), skipping.c_str());
-    print_estimated_total(*seconds, plan, complete);
+    print_estimated_total(*seconds, plan, complete, stored);
     return;
   }
   print_probed_estimate(plan, skipping);
@@ -167,7 +167,7 @@ void DryRunEstimate::print_probed_estimate(std::vector<PlannedConfiguration>& pl
               "counted%s%s\n",
               clock_text(*seconds).c_str(), runs_in(plan).first, runs_in(plan).second, timed_steps,
               clock_text(probing).c_str(), left_out.c_str(), skipping.c_str());
-  print_estimated_total(*seconds, plan, complete_of(plan));
+  print_estimated_total(*seconds, plan, complete_of(plan), probed);
 }
 
 // The steps to probe, one per probe_key (twins of N ranks share their 1-rank probe), each
@@ -241,35 +241,51 @@ std::vector<std::string> DryRunEstimate::extrapolate_untimed(const ProbeCandidat
 
 // The estimate's last line: the time of every run the study still has, and of the paired
 // blocks its twins still have (docs/methodology.md, "The paired speedup"), in one figure.
-void DryRunEstimate::print_estimated_total(double seconds, const std::vector<PlannedConfiguration>& plan, size_t complete) const {
+void DryRunEstimate::print_estimated_total(double seconds, const std::vector<PlannedConfiguration>& plan,
+                                           size_t complete, const std::vector<MeasuredConfiguration>& measured) const {
   const auto [runs, configurations] = runs_in(plan);
-  const int paired = paired_measurements_left(plan);
-  // Each pair of twins, each launch: paired_seconds of blocks after a pilot of at most
-  // kPilotMostSeconds (results/statistics/paired_design.hpp).
-  const double paired_seconds = paired * (spec_.paired_seconds + kPilotMostSeconds);
+  const std::vector<size_t> twins = paired_measurements_left(plan);
+  double paired_seconds = 0;
+  for (const size_t p : twins) paired_seconds += paired_measurement_seconds_of(plan, p, measured);
   const std::string paired_text =
-      paired == 0 ? ""
-                  : " and " + std::to_string(paired) + " paired measurements of twins (about " +
-                        round_trip_text(spec_.paired_seconds + kPilotMostSeconds) + " s each)";
+      twins.empty() ? ""
+                    : " and " + std::to_string(twins.size()) + " paired measurements of twins (about " +
+                          round_trip_text(std::round(10 * paired_seconds / static_cast<double>(twins.size())) / 10) +
+                          " s each: paired_seconds " + round_trip_text(spec_.paired_seconds) +
+                          " or the least 3 rounds at the twins' steps, whichever is longer)";
   std::printf("# estimated total: about %s for all %d runs of the %d configurations %s%s\n",
               clock_text(seconds + paired_seconds).c_str(), runs, configurations,
               complete == 0 ? "in the spec" : "left to run", paired_text.c_str());
 }
 
 // Twins (a 1-rank configuration and its N-rank one, next to each other) the paired design
-// still measures, once per launch in which neither is complete: as SweepDriver::paired_twins_at
-// pairs them.
-int DryRunEstimate::paired_measurements_left(const std::vector<PlannedConfiguration>& plan) const {
-  if (spec_.design != "paired" || !spec_.interleave_runs) return 0;
-  int left = 0;
+// still measures, once per launch in which neither is complete, as SweepDriver::paired_twins_at
+// pairs them: the plan's index of each measurement's first twin.
+std::vector<size_t> DryRunEstimate::paired_measurements_left(const std::vector<PlannedConfiguration>& plan) const {
+  std::vector<size_t> left;
+  if (spec_.design != "paired" || !spec_.interleave_runs) return left;
   const size_t n = configs_.size();
   for (size_t i = 0; i + 1 < n; ++i) {
     if (!run_twins(configs_[i], configs_[i + 1], device_.cuda)) continue;
     for (int k = 0; k < launches_; ++k)
-      if (plan[k * n + i].runs_left > 0 && plan[k * n + i + 1].runs_left > 0) ++left;
+      if (plan[k * n + i].runs_left > 0 && plan[k * n + i + 1].runs_left > 0) left.push_back(k * n + i);
     ++i;  // the twin is taken
   }
   return left;
+}
+
+// One paired measurement of the twins at plan[p] and plan[p + 1], from their estimated steps
+// (results/statistics/paired_design.hpp); its budget and pilot alone where no step is known.
+double DryRunEstimate::paired_measurement_seconds_of(const std::vector<PlannedConfiguration>& plan, size_t p,
+                                                     const std::vector<MeasuredConfiguration>& measured) const {
+  const auto step_of = [&](const PlannedConfiguration& c) {
+    const std::optional<double> run = estimate_run_seconds(c.shape, measured);
+    return run ? *run / std::max(1, c.shape.steps_per_run) : 0.0;
+  };
+  const bool first_is_one = plan[p].shape.world_size == 1;
+  const double one = step_of(plan[first_is_one ? p : p + 1]), many = step_of(plan[first_is_one ? p + 1 : p]);
+  const int warmup = configs_[p % configs_.size()].options.warmup;
+  return paired_measurement_seconds(spec_.paired_seconds, one, many, warmup);
 }
 
 // What --dry-run's estimate plans: every launch's share of every configuration, less the

@@ -51,8 +51,11 @@ class DryRunEstimate {
   std::map<std::string, double> time_steps(const ProbeCandidates& candidates, double& probing_seconds) const;
   std::vector<std::string> extrapolate_untimed(const ProbeCandidates& candidates,
                                                std::map<std::string, double>& step_seconds, double& exponent) const;
-  void print_estimated_total(double seconds, const std::vector<PlannedConfiguration>& plan, size_t complete) const;
-  int paired_measurements_left(const std::vector<PlannedConfiguration>& plan) const;
+  void print_estimated_total(double seconds, const std::vector<PlannedConfiguration>& plan, size_t complete,
+                             const std::vector<MeasuredConfiguration>& measured) const;
+  std::vector<size_t> paired_measurements_left(const std::vector<PlannedConfiguration>& plan) const;
+  double paired_measurement_seconds_of(const std::vector<PlannedConfiguration>& plan, size_t p,
+                                       const std::vector<MeasuredConfiguration>& measured) const;
   std::vector<PlannedConfiguration> dry_run_plan(size_t& complete) const;
   ConfigParams params_with_model(size_t i) const;
 

@@ -192,6 +192,7 @@ void SweepEta::group_started(size_t first, size_t members, double now) {
 }
 
 void SweepEta::runs_began(double now) {
+  stored_since_last_run_.clear();
   const size_t end = group_first_ + group_members_;
   for (size_t m = group_first_; m < end; ++m) {
     measured_[m].setup_seconds = (now - last_event_) / static_cast<double>(group_members_);
@@ -204,18 +205,27 @@ void SweepEta::run_done(size_t config, double now) {
   measured_[config].run_seconds.push_back(now - last_event_);
   last_run_end_ = last_event_ = now;
   plan_[config].runs_left = std::max(0, plan_[config].runs_left - 1);
+  stored_since_last_run_.clear();
 }
 
-// Interleaved twins are stored one after the other once both have run: each one's wrap-up
-// is its share of the time from the group's last run to the last of them stored.
+bool SweepEta::any_awaiting_storage() const {
+  for (const auto& p : plan_)
+    if (p.set_up && p.runs_left == 0 && !p.stored) return true;
+  return false;
+}
+
+// Configurations whose runs are over are stored one after the other once the work after
+// their runs is done: interleaved twins after both have run, a paired window's members after
+// its blocks. Each one's wrap-up is its share of the time from the last run to the last of
+// them stored (a window's blocks belong to all of its members, not to the last twins).
 void SweepEta::configuration_done(size_t config, double now) {
   plan_[config].runs_left = 0;
   plan_[config].stored = true;
   last_event_ = now;
-  const size_t end = group_first_ + group_members_;
-  if (config + 1 != end) return;
-  for (size_t m = group_first_; m < end; ++m)
-    measured_[m].wrap_up_seconds = (now - last_run_end_) / static_cast<double>(group_members_);
+  stored_since_last_run_.push_back(config);
+  if (any_awaiting_storage()) return;
+  const double share = (now - last_run_end_) / static_cast<double>(stored_since_last_run_.size());
+  for (const size_t m : stored_since_last_run_) measured_[m].wrap_up_seconds = share;
   any_stored_ = true;
 }
 

@@ -99,6 +99,7 @@ class SweepEta {
 
  private:
   double under_way_estimate() const;
+  bool any_awaiting_storage() const;  // a configuration whose runs are over, not yet stored
 
   std::vector<PlannedConfiguration> plan_;
   std::vector<MeasuredConfiguration> measured_;  // by the plan's index
@@ -106,6 +107,7 @@ class SweepEta {
   double last_run_end_ = 0;  // the group's last run's end (its runs' start before any run)
   double last_event_ = 0;    // when the work under way began
   bool any_stored_ = false;
+  std::vector<size_t> stored_since_last_run_;  // they share the time since the last run
 };
 
 }  // namespace ddpscale
