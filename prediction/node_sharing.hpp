@@ -70,7 +70,7 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus);
 // The host's share of a short step is large and of a long one small: over five 4x H200
 // leases the least-squares slope of log(log(1 + e)) on log s was -0.52 at 2 GPUs and -0.40 at
 // 4 (docs/methodology.md, "The cost at each N").
-inline constexpr double kNodeSharingStepExponent = 0.5;
+inline constexpr double kNodeSharingStepExponent = 0.25;
 
 // `at`'s errors for a configuration whose 1-GPU step takes `one_gpu_step_us`, each moved from
 // its own 1-GPU step by the rule above, with the target step held within the recorded steps'

@@ -40,6 +40,7 @@ class CsvRow {
       throw std::runtime_error(file_ + ": no column '" + name + "'");
     return fields_[found->second];
   }
+  bool has(const std::string& name) const { return columns_.count(name) != 0; }
   double number(const std::string& name) const {
     const std::string& t = text(name);
     return t.empty() ? kNaN : std::stod(t);
@@ -82,7 +83,20 @@ MeasuredConfig config_from_row(const CsvRow& row) {
   c.step_us = row.phase("step_us");
   c.backward_us = row.phase("backward_us");
   c.throughput = row.phase("samples_per_s");
+  // speedup holds the paired design's estimate where speedup_paired is 1 (summaries written
+  // before the paired design have neither column).
+  if (row.has("speedup_paired") && row.number("speedup_paired") == 1.0) c.paired_speedup = row.number("speedup");
   return c;
+}
+
+// Each N-GPU configuration's paired speedup, from the study's comparisons, by id.
+void add_paired_speedups(const LoadedStudy& study, StudyDigest& digest) {
+  const StudyAnalysis analysis = analyze_study(study.configs);
+  std::map<std::string, double> by_id;
+  for (const Comparison& k : analysis.comparisons)
+    if (k.paired.measured) by_id[analysis.configs[k.n_gpu].id] = k.speedup.speedup;
+  for (MeasuredConfig& c : digest.configs)
+    if (const auto found = by_id.find(c.id); found != by_id.end()) c.paired_speedup = found->second;
 }
 
 }  // namespace
@@ -105,6 +119,7 @@ StudyDigest digest_from_loaded(const LoadedStudy& study) {
     c.gradient_timing = record.gradient_timing;
     digest.configs.push_back(c);
   }
+  add_paired_speedups(study, digest);
   digest.commbench_bytes = table.bytes;
   digest.commbench_time_us = table.time_us;
   // commbench runs once at the start of a sweep, on every rank of the launch.

@@ -123,6 +123,17 @@ std::string allreduce_curve_sentence(const ScalingPrediction& result) {
   return text;
 }
 
+// The measured speedup, "(paired)" where the paired design measured it.
+std::string measured_speedup_text(const ValidationRow& row) {
+  return fixed(row.measured_speedup, 2) + (row.measured_paired ? " (paired)" : "");
+}
+
+// What the self-check's errors and "in" are taken against.
+constexpr const char* kCheckedAgainst =
+    " Errors and \"in\" are of the predicted speedup against the paired design's measured speedup where the "
+    "study has one (the host's state cancels in it), else of the predicted mean throughput against the measured "
+    "one.";
+
 // The check a one-GPU user cannot make: each N-GPU configuration predicted from its 1-GPU
 // twin with the named profile's curve and node-sharing cost alone.
 void add_node_sharing_check(ReportDocument& doc, const ScalingPrediction& result) {
@@ -134,15 +145,18 @@ void add_node_sharing_check(ReportDocument& doc, const ScalingPrediction& result
                 ", coverage " + percent_one_decimal(s.node_sharing_coverage) + " of " +
                 std::to_string(s.node_sharing_configurations) + " configurations.");
   ReportTable table;
-  table.header = {"configuration", "N", "measured samples/s", "node sharing only", "error", "in"};
-  table.right_aligned = {false, true, true, true, true, false};
+  table.header = {"configuration", "N", "measured samples/s", "measured speedup", "node sharing only", "speedup",
+                  "error", "in"};
+  table.right_aligned = {false, true, true, true, true, true, true, false};
   for (const ValidationRow& row : result.validation)
     if (row.node_sharing)
       table.rows.push_back({row.id, std::to_string(row.world_size), fixed(row.measured_throughput, 0),
-                            with_interval(row.node_sharing_calibrated.throughput, 0),
+                            measured_speedup_text(row), with_interval(row.node_sharing_calibrated.throughput, 0),
+                            with_interval(row.node_sharing_calibrated.speedup, 2),
                             percent_one_decimal(row.node_sharing_error), covered_text(row.node_sharing_covered)});
   doc.table(table);
 }
+
 
 void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result, int level) {
   const ValidationSummary& s = result.summary;
@@ -157,13 +171,14 @@ void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result,
                 std::to_string(s.configurations) + " configurations. **Calibrated** (also the model errors of the "
                 "other N-GPU configurations, leave one out): median absolute error " +
                 percent_one_decimal(s.calibrated_median_abs_error) + ", coverage " + percent_one_decimal(s.calibrated_coverage) +
-                ". " + other_models_sentence(s));
+                ". " + other_models_sentence(s) + kCheckedAgainst);
   ReportTable table;
-  table.header = {"configuration", "N",     "measured samples/s", "model only", "error", "in", "calibrated", "error",
-                  "in",            "other models only", "error", "in"};
-  table.right_aligned = {false, true, true, true, true, false, true, true, false, true, true, false};
+  table.header = {"configuration", "N", "measured samples/s", "measured speedup", "model only", "error", "in",
+                  "calibrated", "error", "in", "other models only", "error", "in"};
+  table.right_aligned = {false, true, true, true, true, true, false, true, true, false, true, true, false};
   for (const ValidationRow& row : result.validation)
     table.rows.push_back({row.id, std::to_string(row.world_size), fixed(row.measured_throughput, 0),
+                          measured_speedup_text(row),
                           with_interval(row.model_only.throughput, 0), percent_one_decimal(row.model_only_error),
                           covered_text(row.model_only_covered), with_interval(row.calibrated.throughput, 0),
                           percent_one_decimal(row.calibrated_error), covered_text(row.calibrated_covered),
@@ -332,7 +347,8 @@ std::string validation_csv(const ScalingPrediction& result) {
          "model_only_high,model_only_error,model_only_covered,calibrated,calibrated_low,calibrated_high,"
          "calibrated_error,calibrated_covered,other_models,other_models_low,other_models_high,other_models_error,"
          "other_models_covered,node_sharing,node_sharing_low,node_sharing_high,node_sharing_error,"
-         "node_sharing_covered\n";
+         "node_sharing_covered,measured_speedup,measured_speedup_paired,node_sharing_speedup,"
+         "node_sharing_speedup_low,node_sharing_speedup_high\n";
   for (const ValidationRow& r : result.validation) {
     csv << csv_field(r.id) << "," << csv_field(r.model) << "," << csv_field(r.exec) << "," << r.parameters << "," << r.batch_per_rank << ","
         << r.world_size << "," << csv_number(r.measured_throughput)
@@ -342,6 +358,11 @@ std::string validation_csv(const ScalingPrediction& result) {
                            : ",,,,,")
         << (r.node_sharing ? checked_columns(r.node_sharing_calibrated, r.node_sharing_error, r.node_sharing_covered)
                            : ",,,,,")
+        << "," << csv_number(r.measured_speedup) << "," << (r.measured_paired ? "true" : "false")
+        << (r.node_sharing ? "," + csv_number(r.node_sharing_calibrated.speedup.point) + "," +
+                                 csv_number(r.node_sharing_calibrated.speedup.interval95.low) + "," +
+                                 csv_number(r.node_sharing_calibrated.speedup.interval95.high)
+                           : std::string(",,,"))
         << "\n";
   }
   return csv.str();
@@ -379,6 +400,8 @@ std::string prediction_json(const ScalingPrediction& result, const PredictOption
   for (const ValidationRow& r : result.validation) {
     nlohmann::ordered_json row = {{"id", r.id},
                                   {"measured_samples_per_s", r.measured_throughput},
+                                  {"measured_speedup", r.measured_speedup},
+                                  {"measured_speedup_paired", r.measured_paired},
                                   {"model_only_error", r.model_only_error},
                                   {"model_only_covered", r.model_only_covered},
                                   {"calibrated_error", r.calibrated_error},

@@ -204,18 +204,22 @@ class Predictor {
       const double backward_draw = positive_draw(backward, standard_error(compute.backward_us), generator);
       const double allreduce_factor = std::exp(log_sd_ * standard_normal(generator));
       double step = compute_step + exposed(backward_draw, allreduce_factor, nullptr);
+      // The future measurement's own error: a mean over as many runs, as spread as the twin's;
+      // where model errors are given, theirs, which each hold a measurement's own error.
       if (!relative_errors.empty())
         step *= 1 + relative_errors[uniform_index(generator, relative_errors.size())];
-      // The future measurement's own error: a mean over as many runs, as spread as the twin's.
-      step *= positive_draw(1.0, standard_error(compute.step_us) / compute.step_us.mean, generator);
+      else
+        step *= positive_draw(1.0, standard_error(compute.step_us) / compute.step_us.mean, generator);
       const double throughput = throughput_of_ranks(compute, compute_step, ranks, step);
-      const double base_throughput =
+      // From its own 1-GPU step, a speedup is N x that step over the N-GPU one: the drawn
+      // 1-GPU step stands on both sides (a slower 1-GPU step is a slower base too).
+      const double speedup =
           start.base == start.compute
-              ? compute.throughput.mean * compute_step / compute.step_us.mean
-              : positive_draw(base.throughput.mean, standard_error(base.throughput), generator);
+              ? ranks * compute_step / step
+              : throughput / positive_draw(base.throughput.mean, standard_error(base.throughput), generator);
       steps.push_back(step);
       throughputs.push_back(throughput);
-      speedups.push_back(throughput / base_throughput);
+      speedups.push_back(speedup);
       efficiencies.push_back(speedups.back() / ranks);
     }
     for (auto* values : {&steps, &throughputs, &speedups, &efficiencies}) std::sort(values->begin(), values->end());
@@ -348,12 +352,20 @@ double fraction_true(const std::vector<bool>& flags) {
 // One kind of self-check over the measured configurations: each prediction's throughput
 // error against the measured mean and whether its interval covers it, row by row, and their
 // median absolute error and coverage (NaN where no configuration was checked this way).
+// Against the paired speedup where the configuration has one: the host's state, which moves
+// whole runs' throughput by tens of percent, cancels in it, and a prediction's speedup is its
+// throughput over the same 1-GPU twin's.
 struct CheckTally {
   std::vector<double> errors;
   std::vector<bool> hits;
-  void add(const Prediction& p, double measured, double& error, bool& covered) {
-    error = p.throughput.point / measured - 1;
-    covered = inside(measured, p.throughput.interval95);
+  void add(const Prediction& p, const MeasuredConfig& n_gpu, double& error, bool& covered) {
+    if (std::isfinite(n_gpu.paired_speedup)) {
+      error = p.speedup.point / n_gpu.paired_speedup - 1;
+      covered = inside(n_gpu.paired_speedup, p.speedup.interval95);
+    } else {
+      error = p.throughput.point / n_gpu.throughput.mean - 1;
+      covered = inside(n_gpu.throughput.mean, p.throughput.interval95);
+    }
     errors.push_back(error);
     hits.push_back(covered);
   }
@@ -451,21 +463,23 @@ ValidationRow validation_row(const Predictor& predictor, const std::vector<Measu
   row.batch_per_rank = n_gpu.params.batch_per_rank;
   row.world_size = n_gpu.params.world_size;
   row.measured_throughput = n_gpu.throughput.mean;
-  const double measured = row.measured_throughput;
+  row.measured_paired = std::isfinite(n_gpu.paired_speedup);
+  row.measured_speedup =
+      row.measured_paired ? n_gpu.paired_speedup : n_gpu.throughput.mean / pairs[i].start.base->throughput.mean;
   row.model_only = model_only;
   row.calibrated = others.empty() ? model_only : predictor.predict(pairs[i].start, {1, row.world_size}, others);
-  checks.model_only.add(row.model_only, measured, row.model_only_error, row.model_only_covered);
-  checks.calibrated.add(row.calibrated, measured, row.calibrated_error, row.calibrated_covered);
+  checks.model_only.add(row.model_only, n_gpu, row.model_only_error, row.model_only_covered);
+  checks.calibrated.add(row.calibrated, n_gpu, row.calibrated_error, row.calibrated_covered);
   if (options.node_sharing.given()) {
     row.node_sharing = true;
     row.node_sharing_calibrated =
         predictor.predict(pairs[i].start, {1, row.world_size}, node_sharing.errors_for(row.world_size, pairs[i].start));
-    checks.node_sharing.add(row.node_sharing_calibrated, measured, row.node_sharing_error, row.node_sharing_covered);
+    checks.node_sharing.add(row.node_sharing_calibrated, n_gpu, row.node_sharing_error, row.node_sharing_covered);
   }
   if (!other_models.empty()) {
     row.other_models = true;
     row.other_models_calibrated = predictor.predict(pairs[i].start, {1, row.world_size}, other_models);
-    checks.other_models.add(row.other_models_calibrated, measured, row.other_models_error, row.other_models_covered);
+    checks.other_models.add(row.other_models_calibrated, n_gpu, row.other_models_error, row.other_models_covered);
   }
   return row;
 }
@@ -544,13 +558,17 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
   const auto pairs = measured_pairs(study, predictor, result.notes);
   note_even_stream(study, result.notes);
 
-  // Model-only predictions of the measured configurations, and their errors in step time.
+  // Model-only predictions of the measured configurations, and their errors in step time:
+  // the measured step over the predicted one, or, where the paired design measured the
+  // speedup, the predicted speedup over it (the same ratio at the twin's own host state).
   std::vector<Prediction> model_only;
   std::vector<double> errors;
   for (const MeasuredPair& pair : pairs) {
     const Topology measured{1, pair.n_gpu->params.world_size};
     model_only.push_back(predictor.predict(pair.start, measured, {}));
-    errors.push_back(pair.n_gpu->step_us.mean / model_only.back().step_us.point - 1);
+    const Prediction& p = model_only.back();
+    errors.push_back(std::isfinite(pair.n_gpu->paired_speedup) ? p.speedup.point / pair.n_gpu->paired_speedup - 1
+                                                               : pair.n_gpu->step_us.mean / p.step_us.point - 1);
   }
   result.calibration_configurations = errors.size();
 

@@ -28,6 +28,11 @@ struct MeasuredConfig {
   PhaseStats step_us, backward_us, throughput;  // throughput: samples per second
   // When each gradient became ready in backward (not recorded: the even stream stands in).
   GradientTiming gradient_timing;
+  // An N-GPU configuration's speedup over its 1-GPU twin as the paired design measured it
+  // (1-rank and N-rank blocks taking turns in the same ranks, so the host's state cancels);
+  // NaN where it was measured by whole runs alone. The self-check and the node-sharing
+  // costs set predictions against it where it exists.
+  double paired_speedup = kNaN;
 };
 
 struct StudyDigest {
@@ -78,6 +83,11 @@ struct ValidationRow {
   int64_t parameters = 0, batch_per_rank = 0;
   int world_size = 0;
   double measured_throughput = kNaN;
+  // Its speedup over the 1-GPU twin: the paired design's (measured_paired) where it measured
+  // one, which the errors and coverage below are then taken against; else the mean
+  // throughputs' ratio, and the checks are of the mean throughput.
+  double measured_speedup = kNaN;
+  bool measured_paired = false;
   Prediction model_only;   // from its 1-GPU twin and the allreduce curve only
   Prediction calibrated;   // also the other N-GPU configurations' model errors (leave one out)
   // Calibrated by the other models' configurations only (leave one model out): how well the
@@ -90,7 +100,7 @@ struct ValidationRow {
   // where none is given.
   bool node_sharing = false;
   Prediction node_sharing_calibrated;
-  double model_only_error = kNaN, calibrated_error = kNaN, other_models_error = kNaN;  // relative, of the mean throughput
+  double model_only_error = kNaN, calibrated_error = kNaN, other_models_error = kNaN;  // relative (see measured_speedup)
   double node_sharing_error = kNaN;
   bool model_only_covered = false, calibrated_covered = false, other_models_covered = false;
   bool node_sharing_covered = false;

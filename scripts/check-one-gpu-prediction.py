@@ -109,7 +109,10 @@ def checked_rows(ddpscale, studies, interconnect, catalog, scratch, lease):
         with open(os.path.join(out, "validation.csv")) as f:
             for r in csv.DictReader(f):
                 if r["node_sharing"]:
-                    point, low, high = (float(r[k]) for k in ("node_sharing", "node_sharing_low", "node_sharing_high"))
+                    # The speedup's interval: the 1-GPU twin's own spread, which a speedup cancels,
+                    # widens the throughput's.
+                    point, low, high = (float(r[k]) for k in ("node_sharing_speedup", "node_sharing_speedup_low",
+                                                              "node_sharing_speedup_high"))
                     rows.append({"lease": lease, "study": study, "model": r["model"], "family": family_of(r["model"]),
                                  "gpus": int(r["world_size"]),
                                  "error": float(r["node_sharing_error"]), "covered": r["node_sharing_covered"] == "true",

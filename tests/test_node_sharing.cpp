@@ -222,13 +222,15 @@ TEST(NodeSharing, IntervalWidensWithTheCarry) {
 // moved to 1000 us, is 1.5^2 - 1 = 1.25. A target outside the recorded steps is held at the
 // nearest end; a cost without steps is used as it is.
 TEST(NodeSharing, ErrorsMovedToTheConfigurationsStepByHand) {
-  ASSERT_EQ(kNodeSharingStepExponent, 0.5);
+  ASSERT_EQ(kNodeSharingStepExponent, 0.25);
   NodeSharingAtN at;
   at.step_errors = {0.2, 0.5};
   at.one_gpu_step_us = {1000, 4000};
-  expect_errors_near(errors_at_step(at, 4000), {std::sqrt(1.2) - 1, 0.5});
-  expect_errors_near(errors_at_step(at, 1000), {0.2, 1.25});
-  expect_errors_near(errors_at_step(at, 2000), {std::pow(1.2, std::sqrt(0.5)) - 1, std::pow(1.5, std::sqrt(2.0)) - 1});
+  // (1 + e)^((t / s)^-0.25) - 1: a step 4 times as long takes the log inflation times 1/sqrt(2).
+  expect_errors_near(errors_at_step(at, 4000), {std::pow(1.2, 1 / std::sqrt(2.0)) - 1, 0.5});
+  expect_errors_near(errors_at_step(at, 1000), {0.2, std::pow(1.5, std::sqrt(2.0)) - 1});
+  expect_errors_near(errors_at_step(at, 2000),
+                     {std::pow(1.2, std::pow(2.0, -0.25)) - 1, std::pow(1.5, std::pow(2.0, 0.25)) - 1});
   expect_errors_near(errors_at_step(at, 1e6), errors_at_step(at, 4000));
   expect_errors_near(errors_at_step(at, 10), errors_at_step(at, 1000));
   at.one_gpu_step_us.clear();
@@ -249,7 +251,7 @@ TEST(NodeSharing, OneGpuStudyTakesTheCostAtItsOwnStep) {
   options.node_sharing = {{two}};
   const ScalingPrediction result = predict_scaling(study, options);
   ASSERT_EQ(result.predictions.size(), 2u);
-  const double moved_median = 0.2;  // of {0.2, 1.25, 0.1}
+  const double moved_median = 0.2;  // of {0.2, 1.5^sqrt(2) - 1 = 0.775, 0.1}
   EXPECT_NEAR(result.predictions[0].step_us.point, model_only.predictions[0].step_us.point * (1 + moved_median), 1e-9);
   const NodeSharingAtN carried = node_sharing_at(options.node_sharing, 8);
   ASSERT_EQ(carried.one_gpu_step_us.size(), 18u);
@@ -258,7 +260,7 @@ TEST(NodeSharing, OneGpuStudyTakesTheCostAtItsOwnStep) {
               model_only.predictions[1].step_us.point * (1 + median(errors_at_step(carried, 1000))), 1e-9);
   EXPECT_NE(result.calibration.find("at 2 GPUs a node, measured at 2 GPUs (3 model errors), each error moved from its "
                                     "own 1-GPU step to the predicted configuration's (log inflation times (step "
-                                    "ratio)^-0.5)"),
+                                    "ratio)^-0.25)"),
             std::string::npos)
       << result.calibration;
 }
