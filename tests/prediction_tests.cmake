@@ -2,7 +2,7 @@
 # curves (experiments/interconnects.yaml), the overlap simulation, the report-folder input, the
 # interval's coverage on simulated studies and the leave-one-model-out self-check.
 set(DDPSCALE_TEST_LIBS ddpscale_prediction)
-ddpscale_unit_test(test_prediction test_prediction.cpp test_interconnect_curves.cpp test_node_sharing.cpp
+ddpscale_unit_test(test_prediction test_prediction.cpp test_prediction_self_check.cpp test_interconnect_curves.cpp test_node_sharing.cpp
                    test_prediction_trust.cpp)
 # For the repository's experiments/networks.yaml.
 target_compile_definitions(test_prediction PRIVATE DDPSCALE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

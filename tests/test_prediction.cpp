@@ -10,6 +10,7 @@
 #include "results/report/summary_export.hpp"
 #include "results/store/csv_text.hpp"
 #include "results/store/text_io.hpp"
+#include "tests/prediction_test_helpers.hpp"
 #include "tests/temp_dir.hpp"
 
 #include <gtest/gtest.h>
@@ -389,35 +390,6 @@ double draw_normal(std::mt19937_64& generator) {
 
 double standard_error_of(const PhaseStats& s) { return s.sd / std::sqrt(static_cast<double>(s.n)); }
 
-PhaseStats stats_of(const std::vector<double>& values) {
-  PhaseStats s;
-  s.n = values.size();
-  s.mean = mean(values);
-  s.sd = sample_sd(values);
-  return s;
-}
-
-// A configuration whose runs took these steps and backward passes (run means, us); the
-// throughput of each run follows from its step.
-MeasuredConfig measured_config(const std::string& model, int64_t parameters, int64_t batch_per_rank, int world_size,
-                               const std::vector<double>& steps, const std::vector<double>& backwards) {
-  MeasuredConfig c;
-  c.params.model = model;
-  c.params.parameters = parameters;
-  c.params.batch_per_rank = batch_per_rank;
-  c.params.global_batch = batch_per_rank * world_size;
-  c.params.world_size = world_size;
-  c.params.bucket_mb = 25;
-  c.params.overlap = true;
-  c.id = model + "_w" + std::to_string(world_size);
-  std::vector<double> throughputs;
-  for (double step : steps) throughputs.push_back(static_cast<double>(c.params.global_batch) * 1e6 / step);
-  c.step_us = stats_of(steps);
-  c.backward_us = stats_of(backwards);
-  c.throughput = stats_of(throughputs);
-  return c;
-}
-
 // A configuration measured `runs` times: run medians of the step around `true_step_us`,
 // spread sd_fraction of it.
 MeasuredConfig simulated_config(const std::string& model, int world_size, double true_step_us, double backward_us,
@@ -499,72 +471,6 @@ TEST(PredictionInterval, StaysPositiveWhenARunsSpreadExceedsItsMean) {
   EXPECT_GT(p.speedup.interval95.low, 0);
   EXPECT_TRUE(p.throughput.interval95.contains(p.throughput.point))
       << p.throughput.interval95.low << " " << p.throughput.point << " " << p.throughput.interval95.high;
-}
-
-// The same study, its 2-rank runs measured in a slower host state than its 1-rank ones (every
-// step 30% longer), and its paired speedup measured at the model's own ratio: the self-check
-// and the node-sharing error are taken against the paired speedup, in which the host's state
-// cancels, so both read 0 where the runs' throughput would read an error of about 30%.
-TEST(PredictionSelfCheck, APairedSpeedupIsWhatTheModelIsCheckedAgainst) {
-  const std::vector<double> bytes = {1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
-  std::vector<double> times;
-  for (double b : bytes) times.push_back(0.02 * std::pow(b, 0.6));
-  const auto config = [](int world, double step) {
-    return measured_config("m", 1'000'000, 8, world, {step, step * 1.01, step * 0.99}, {step / 2, step / 2, step / 2});
-  };
-  StudyDigest study;
-  study.commbench_bytes = bytes;
-  study.commbench_time_us = times;
-  study.commbench_ranks = 2;
-  study.configs.push_back(config(1, 1000));
-  const ScalingPrediction alone = predict_scaling([&] {
-    StudyDigest s = study;
-    s.configs.push_back(config(2, 1000));
-    return s;
-  }(), PredictOptions{});
-  const double model_speedup = alone.validation.at(0).model_only.speedup.point;
-  ASSERT_GT(model_speedup, 1.0);
-  // The 2-rank runs at a host state 30% slower than the model's step; the paired speedup at
-  // the model's ratio.
-  study.configs.push_back(config(2, 1.3 * 2 * 1000 / model_speedup));
-  const ScalingPrediction by_runs = predict_scaling(study, PredictOptions{});
-  EXPECT_NEAR(by_runs.validation.at(0).model_only_error, 1.3 - 1, 0.01);
-  EXPECT_FALSE(by_runs.validation.at(0).measured_paired);
-  study.configs.back().paired_speedup = model_speedup;
-  const ScalingPrediction by_pairs = predict_scaling(study, PredictOptions{});
-  const ValidationRow& row = by_pairs.validation.at(0);
-  EXPECT_TRUE(row.measured_paired);
-  EXPECT_EQ(row.measured_speedup, model_speedup);
-  EXPECT_NEAR(row.model_only_error, 0.0, 1e-12);
-  EXPECT_TRUE(row.model_only_covered);
-  ASSERT_EQ(by_pairs.measured_node_sharing.costs.size(), 1u);
-  EXPECT_NEAR(by_pairs.measured_node_sharing.costs[0].step_errors.at(0), 0.0, 1e-12);
-}
-
-// A speedup predicted from its own 1-GPU step is N times that step over the N-GPU one: the
-// 1-GPU step's measurement spread stands on both sides. Model only, the interval then holds
-// the future measurement's own error alone, a factor 1/f on the point with f ~ N(1, se), se
-// the 1-GPU step's relative standard error (runs 6400, 8000 and 9600 us: 11.5%), so its
-// width is about 1/(1 - 1.96 se) - 1/(1 + 1.96 se) = 0.47 of the point; with the 1-GPU step
-// drawn in the denominator alone (the same spread once more) it would be about 0.71.
-TEST(PredictionInterval, A1GpuStepsSpreadCancelsInTheSpeedupPredictedFromIt) {
-  const std::vector<double> bytes = {1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
-  std::vector<double> times;
-  for (double b : bytes) times.push_back(0.02 * std::pow(b, 0.6));  // exact in log-log: no curve error
-  StudyDigest study;
-  study.commbench_bytes = bytes;
-  study.commbench_time_us = times;
-  study.commbench_ranks = 2;
-  study.configs.push_back(measured_config("m", 1'000'000, 8, 1, {6400, 8000, 9600}, {3000, 3000, 3000}));
-  PredictOptions options;
-  options.targets = {{1, 2}};
-  options.draws = 20000;
-  const ScalingPrediction result = predict_scaling(study, options);
-  const PredictedValue& speedup = result.predictions.at(0).speedup;
-  const double se = 1600.0 / std::sqrt(3.0) / 8000;
-  const double expected = 1 / (1 - 1.96 * se) - 1 / (1 + 1.96 * se);
-  EXPECT_NEAR((speedup.interval95.high - speedup.interval95.low) / speedup.point, expected, 0.1 * expected)
-      << speedup.interval95.low << " " << speedup.point << " " << speedup.interval95.high;
 }
 
 // A report folder (summary.csv + commbench.csv) gives a digest; the prediction of a study
