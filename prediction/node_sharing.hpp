@@ -68,8 +68,8 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus);
 // on a configuration whose 1-GPU step took s us, moved to a step of t us, becomes
 // (1 + e)^((t / s)^-kNodeSharingStepExponent) - 1: its log inflation scaled by that power.
 // The host's share of a short step is large and of a long one small: over five 4x H200
-// leases the least-squares slope of log(log(1 + e)) on log s was -0.52 at 2 GPUs and -0.40 at
-// 4 (docs/methodology.md, "The cost at each N").
+// leases, errors against the paired speedup, the least-squares slope of log(log(1 + e)) on
+// log s was -0.27 at 2 GPUs and at 4 (docs/methodology.md, "The cost of sharing a node").
 inline constexpr double kNodeSharingStepExponent = 0.25;
 
 // `at`'s errors for a configuration whose 1-GPU step takes `one_gpu_step_us`, each moved from

@@ -90,8 +90,7 @@ MeasuredConfig config_from_row(const CsvRow& row) {
 }
 
 // Each N-GPU configuration's paired speedup, from the study's comparisons, by id.
-void add_paired_speedups(const LoadedStudy& study, StudyDigest& digest) {
-  const StudyAnalysis analysis = analyze_study(study.configs);
+void add_paired_speedups(const StudyAnalysis& analysis, StudyDigest& digest) {
   std::map<std::string, double> by_id;
   for (const Comparison& k : analysis.comparisons)
     if (k.paired.measured) by_id[analysis.configs[k.n_gpu].id] = k.speedup.speedup;
@@ -101,7 +100,9 @@ void add_paired_speedups(const LoadedStudy& study, StudyDigest& digest) {
 
 }  // namespace
 
-StudyDigest digest_from_loaded(const LoadedStudy& study) {
+StudyDigest digest_from_loaded(const LoadedStudy& study) { return digest_from_loaded(study, analyze_study(study.configs)); }
+
+StudyDigest digest_from_loaded(const LoadedStudy& study, const StudyAnalysis& analysis) {
   StudyDigest digest;
   if (!study.sources.empty() && study.sources.front().metadata)
     digest.gpu_names = study.sources.front().metadata->gpu_names;
@@ -119,7 +120,7 @@ StudyDigest digest_from_loaded(const LoadedStudy& study) {
     c.gradient_timing = record.gradient_timing;
     digest.configs.push_back(c);
   }
-  add_paired_speedups(study, digest);
+  add_paired_speedups(analysis, digest);
   digest.commbench_bytes = table.bytes;
   digest.commbench_time_us = table.time_us;
   // commbench runs once at the start of a sweep, on every rank of the launch.

@@ -15,8 +15,10 @@ namespace ddpscale {
 StudyDigest load_study_digest(const std::string& folder);
 
 StudyDigest digest_from_study(const std::string& study_dir);
-// The same from studies already loaded (as `ddpscale report` loads its inputs).
+// The same from studies already loaded (as `ddpscale report` loads its inputs), and with
+// their analysis where it is at hand (its comparisons give the paired speedups).
 StudyDigest digest_from_loaded(const LoadedStudy& study);
+StudyDigest digest_from_loaded(const LoadedStudy& study, const StudyAnalysis& analysis);
 StudyDigest digest_from_report(const std::string& report_dir);
 
 // A commbench.csv as results/report/summary_export.hpp's commbench_csv writes it: message sizes,

@@ -157,7 +157,6 @@ void add_node_sharing_check(ReportDocument& doc, const ScalingPrediction& result
   doc.table(table);
 }
 
-
 void add_validation_blocks(ReportDocument& doc, const ScalingPrediction& result, int level) {
   const ValidationSummary& s = result.summary;
   doc.heading("Self-check against the study's own measurements", level);

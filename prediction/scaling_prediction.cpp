@@ -349,17 +349,16 @@ double fraction_true(const std::vector<bool>& flags) {
   return static_cast<double>(std::count(flags.begin(), flags.end(), true)) / static_cast<double>(flags.size());
 }
 
-// One kind of self-check over the measured configurations: each prediction's throughput
-// error against the measured mean and whether its interval covers it, row by row, and their
-// median absolute error and coverage (NaN where no configuration was checked this way).
-// Against the paired speedup where the configuration has one: the host's state, which moves
-// whole runs' throughput by tens of percent, cancels in it, and a prediction's speedup is its
-// throughput over the same 1-GPU twin's.
+// One kind of self-check over the measured configurations: each prediction's error and
+// whether its interval covers what was measured, row by row, and their median absolute error
+// and coverage (NaN where no configuration was checked this way). Against the paired speedup
+// where the configuration has one (the host's state, which moves whole runs' throughput by
+// tens of percent, cancels in it), else against the measured mean throughput.
 struct CheckTally {
   std::vector<double> errors;
   std::vector<bool> hits;
   void add(const Prediction& p, const MeasuredConfig& n_gpu, double& error, bool& covered) {
-    if (std::isfinite(n_gpu.paired_speedup)) {
+    if (n_gpu.speedup_paired()) {
       error = p.speedup.point / n_gpu.paired_speedup - 1;
       covered = inside(n_gpu.paired_speedup, p.speedup.interval95);
     } else {
@@ -463,7 +462,7 @@ ValidationRow validation_row(const Predictor& predictor, const std::vector<Measu
   row.batch_per_rank = n_gpu.params.batch_per_rank;
   row.world_size = n_gpu.params.world_size;
   row.measured_throughput = n_gpu.throughput.mean;
-  row.measured_paired = std::isfinite(n_gpu.paired_speedup);
+  row.measured_paired = n_gpu.speedup_paired();
   row.measured_speedup =
       row.measured_paired ? n_gpu.paired_speedup : n_gpu.throughput.mean / pairs[i].start.base->throughput.mean;
   row.model_only = model_only;
@@ -567,7 +566,7 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
     const Topology measured{1, pair.n_gpu->params.world_size};
     model_only.push_back(predictor.predict(pair.start, measured, {}));
     const Prediction& p = model_only.back();
-    errors.push_back(std::isfinite(pair.n_gpu->paired_speedup) ? p.speedup.point / pair.n_gpu->paired_speedup - 1
+    errors.push_back(pair.n_gpu->speedup_paired() ? p.speedup.point / pair.n_gpu->paired_speedup - 1
                                                                : pair.n_gpu->step_us.mean / p.step_us.point - 1);
   }
   result.calibration_configurations = errors.size();

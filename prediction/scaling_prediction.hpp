@@ -9,6 +9,7 @@
 #include "results/statistics/statistics.hpp"
 #include "results/store/run_record.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct MeasuredConfig {
   // NaN where it was measured by whole runs alone. The self-check and the node-sharing
   // costs set predictions against it where it exists.
   double paired_speedup = kNaN;
+  bool speedup_paired() const { return std::isfinite(paired_speedup); }
 };
 
 struct StudyDigest {

@@ -7,7 +7,8 @@
 # --comm-timeout and resume to the full study, nothing lost or duplicated), and tears
 # everything down. About 125 s on 2 cores run alone, 1.5 cores busy on average (ranks polling
 # while each 2-rank step of mlp-medium crosses the 4 Gbit/s link, 20-130 ms, in its runs and
-# paired blocks; the blocks are 2 steps, their N-rank side being that much slower). It runs beside other tests (PROCESSORS 1) all the same: its kill follows the
+# paired blocks; the blocks are 2 steps, their N-rank side being that much slower). It runs
+# beside other tests (PROCESSORS 1) all the same: its kill follows the
 # first stored files within a poll of 0.05 s while a later configuration runs for seconds, and
 # the killed job ends within --comm-timeout (10 s) where it takes about 3 s. Needs root,
 # namespaces, veth, tc, munge and slurm-wlm, and is skipped (77) with the reason where any is

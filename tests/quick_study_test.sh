@@ -23,15 +23,13 @@ require_h5py
 rm -rf "$out" "$out.log"
 mkdir -p "$(dirname "$out")"
 start=$SECONDS
-# Every line stamped as it arrives (seconds since the epoch, then the line): sweep_eta_accuracy
-# sets the progress estimates in $out.log against the time really left.
-"${MPIRUN[@]}" -np 2 "$BIN" sweep "$SPEC" --out "$out" 2>&1 |
-  while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done >"$out.log"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -ne 0 ]; then
+# Stamped lines: sweep_eta_accuracy sets the progress estimates in $out.log against the time
+# really left.
+sweep_run_stamped "$out" "$out.log" || {
+  rc=$?
   show_log "$out.log" 40
   fail "ddpscale sweep experiments/quick.yaml exited with $rc (log: $out.log)"
-fi
+}
 seconds=$((SECONDS - start))
 grep ' \[sweep\]' "$out.log" | tail -n 3
 say "quick.yaml: $seconds s on 2 ranks"

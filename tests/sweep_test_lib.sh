@@ -68,6 +68,16 @@ sweep_run() {
   "${MPIRUN[@]}" -np 2 "$BIN" sweep "$SPEC" --out "$out" "$@" >"$log" 2>&1
 }
 
+# sweep_run_stamped OUT LOG [sweep options]: sweep_run with every line stamped as it arrives
+# (seconds since the epoch, then the line); returns the sweep's exit code.
+sweep_run_stamped() {
+  local out="$1" log="$2"
+  shift 2
+  "${MPIRUN[@]}" -np 2 "$BIN" sweep "$SPEC" --out "$out" "$@" 2>&1 |
+    while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$log"
+  return "${PIPESTATUS[0]}"
+}
+
 # sweep_start OUT LOG [sweep options]: the same in the background; its pid in SWEEP_PID.
 sweep_start() {
   local out="$1" log="$2"

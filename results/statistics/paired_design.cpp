@@ -93,9 +93,8 @@ double paired_measurement_seconds(double budget_s, double one_rank_step_s, doubl
   const double s1 = std::max(0.0, one_rank_step_s), sn = std::max(0.0, n_rank_step_s);
   const double warm_up = std::max(1, warmup_steps) * (s1 + sn);
   const double pilot = std::min(kPilotMostSeconds, kPilotSteps * s1) + (kSlowSidePilotSteps + 1) * sn;
-  int block = kMinBlockSteps;
-  if (s1 > 0) block = std::max(block, static_cast<int>(std::ceil(kMinBlockUs / (1e6 * s1))));
-  block = shorten_block_for_slow_side(std::min(block, kMaxBlockSteps), s1, sn);
+  // No pilot to read a holding time from: the least block choose_block_steps gives.
+  const int block = shorten_block_for_slow_side(choose_block_steps({}, 1e6 * s1), s1, sn);
   // A round: kPairsPerRound pairs, each one 1-rank and one N-rank block but the two A/A pairs,
   // which make one of two 1-rank and one of two N-rank blocks: as many blocks of each side as
   // pairs. Every block opens with one untimed step.

@@ -90,7 +90,7 @@ void write_study_report(const std::vector<std::string>& inputs, const LoadOption
   for (const std::string& skipped : study.skipped) std::cerr << "ddpscale report: skipped " << skipped << std::endl;
   const StudyAnalysis analysis = analyze_study(study.configs);
   if (prediction) {
-    const StudyDigest digest = digest_from_loaded(study);
+    const StudyDigest digest = digest_from_loaded(study, analysis);
     require_allreduce_curve(digest, prediction->options, prediction->args, prediction->source);
     prediction->result = predict_scaling(digest, prediction->options);
     assess_predictions(prediction->result, digest, prediction->options);
