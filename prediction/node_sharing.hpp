@@ -48,7 +48,7 @@ FittedInflation log2_line_inflation(const NodeSharingProfile& profile, int gpus)
 // its median's standard error and half the gap between its median and the log2 N line at
 // `gpus`, drawn by the three-point Gauss-Hermite rule (-sqrt 3, 0, +sqrt 3 with weights 1/6,
 // 2/3, 1/6, as six equally likely copies), which keeps a normal's variance and kurtosis. Why
-// unchanged: pooled over five 4x H200 leases the 4-GPU log inflation was 1.18 times the
+// unchanged: pooled over seven 4x H200 leases the 4-GPU log inflation was 1.28 times the
 // 2-GPU one, where N - 1 growth says 3 and log2 N 2 (docs/methodology.md, "The cost at each N").
 struct NodeSharingAtN {
   int gpus = 0;
@@ -67,9 +67,9 @@ NodeSharingAtN node_sharing_at(const NodeSharingProfile& profile, int gpus);
 // How the cost of sharing a node falls with the 1-GPU step it is added to: an error e measured
 // on a configuration whose 1-GPU step took s us, moved to a step of t us, becomes
 // (1 + e)^((t / s)^-kNodeSharingStepExponent) - 1: its log inflation scaled by that power.
-// The host's share of a short step is large and of a long one small: over five 4x H200
+// The host's share of a short step is large and of a long one small: over seven 4x H200
 // leases, errors against the paired speedup, the least-squares slope of log(log(1 + e)) on
-// log s was -0.27 at 2 GPUs and at 4 (docs/methodology.md, "The cost of sharing a node").
+// log s was -0.27 at 2 GPUs and -0.24 at 4 (docs/methodology.md, "The cost of sharing a node").
 inline constexpr double kNodeSharingStepExponent = 0.25;
 
 // `at`'s errors for a configuration whose 1-GPU step takes `one_gpu_step_us`, each moved from

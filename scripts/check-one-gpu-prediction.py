@@ -10,7 +10,9 @@ told; then compared with what was measured. Prints the median absolute error, th
 signed error (bias), the coverage of the 95% intervals and their median half-width per model
 family, per lease, per GPU count and overall, and the profile pooled from every lease (the
 node_sharing block for the entry in experiments/interconnects.yaml: one cost per GPU count
-measured, a list of them where the studies measured several).
+measured, a list of them where the studies measured several). Leases given with --test are
+held out of every profile and predicted from the one pooled from all --lease leases: an
+out-of-sample check of that profile.
 
   scripts/check-one-gpu-prediction.py --interconnect h100-nvlink-2gpu \\
       --lease seed=docs/results/h100x2/seed-study \\
@@ -129,11 +131,24 @@ def summary_line(name, rows):
             f"{covered} of {len(rows)} ({100 * covered / len(rows):.0f}%) | {100 * half_width:.1f}% |")
 
 
+def named_leases(parser, flag, items):
+    """{NAME: [DIR, ...]} from NAME=DIR[,DIR...] arguments."""
+    leases = {}
+    for item in items:
+        name, _, dirs = item.partition("=")
+        if not dirs:
+            parser.error(f"{flag} {item}: give NAME=DIR[,DIR...]")
+        leases[name] = dirs.split(",")
+    return leases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--interconnect", required=True, help="the entry's name, e.g. h100-nvlink-2gpu")
     parser.add_argument("--lease", action="append", required=True, metavar="NAME=DIR[,DIR...]",
                         help="the studies of one lease (repeat; at least two leases)")
+    parser.add_argument("--test", action="append", default=[], metavar="NAME=DIR[,DIR...]",
+                        help="a lease predicted from the profile pooled from every --lease lease (repeat)")
     parser.add_argument("--interconnects", default=os.path.join(os.path.dirname(__file__), "..", "experiments",
                                                                 "interconnects.yaml"))
     parser.add_argument("--ddpscale", default=os.path.join(os.path.dirname(__file__), "..", "build", "trainer",
@@ -142,12 +157,10 @@ def main():
                         help="pool the errors without their 1-GPU steps: each used as measured, not moved to "
                              "the predicted configuration's step")
     args = parser.parse_args()
-    leases = {}
-    for item in args.lease:
-        name, _, dirs = item.partition("=")
-        if not dirs:
-            parser.error(f"--lease {item}: give NAME=DIR[,DIR...]")
-        leases[name] = dirs.split(",")
+    leases = named_leases(parser, "--lease", args.lease)
+    tests = named_leases(parser, "--test", args.test)
+    if set(leases) & set(tests):
+        parser.error(f"a lease is both --lease and --test: {', '.join(sorted(set(leases) & set(tests)))}")
     if len(leases) < 2:
         parser.error("give at least two leases: each is checked against a profile built from the others")
 
@@ -163,6 +176,13 @@ def main():
             catalog_with(args.interconnects, args.interconnect, pooled(errors_of[n] for n in others),
                          "leases " + ", ".join(others), catalog)
             rows += checked_rows(args.ddpscale, studies, args.interconnect, catalog, scratch, held_out)
+        tested = []
+        if tests:
+            catalog = os.path.join(scratch, "catalog-of-every-lease.yaml")
+            catalog_with(args.interconnects, args.interconnect, pooled(errors_of[n] for n in leases),
+                         "leases " + ", ".join(leases), catalog)
+            for name, studies in tests.items():
+                tested += checked_rows(args.ddpscale, studies, args.interconnect, catalog, scratch, name)
 
     print("Each lease predicted from a profile built from the other leases only.\n")
     print("| model family | configurations | median abs. error | mean signed error | inside the 95% interval | "
@@ -179,6 +199,14 @@ def main():
         for gpus in counts:
             print(summary_line(f"{gpus} GPUs", [r for r in rows if r["gpus"] == gpus]))
     print(summary_line("all", rows))
+    if tested:
+        print("\nOut of sample: each --test lease predicted from the profile pooled from every --lease lease.\n")
+        print("| lease and GPUs | configurations | median abs. error | mean signed error | inside the 95% interval | "
+              "median half-width |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for lease in tests:
+            for gpus in sorted({r["gpus"] for r in tested if r["lease"] == lease}):
+                print(summary_line(f"{lease}, {gpus} GPUs", [r for r in tested if r["lease"] == lease and r["gpus"] == gpus]))
     source = "leases " + ", ".join(f"{n} ({' '.join(leases[n])})" for n in leases)
     print("\nThe profile pooled from every lease (for the entry's node_sharing):\n")
     print(yaml.safe_dump({"node_sharing": node_sharing_block(pooled(errors_of[n] for n in leases), source)},

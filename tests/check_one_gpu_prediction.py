@@ -2,7 +2,8 @@
 """scripts/check-one-gpu-prediction.py on one study given as two leases (the same data):
 every N-rank configuration is checked once per lease, each lease against a profile built
 from the other one alone, and the pooled profile holds the study's own model errors (those
-`ddpscale predict` writes to node-sharing.yaml) once per lease, in order.
+`ddpscale predict` writes to node-sharing.yaml) once per lease, in order. The same study
+given a third time with --test is checked once more, out of sample, against the pooled profile.
 
   check_one_gpu_prediction.py DDPSCALE STUDY SCRATCH
 """
@@ -30,12 +31,12 @@ def main():
         errors = yaml.safe_load(f)["node_sharing"]["step_errors"]
     done = subprocess.run([sys.executable, os.path.join(root, "scripts", "check-one-gpu-prediction.py"),
                            "--interconnect", "h100-nvlink-2gpu", "--ddpscale", ddpscale,
-                           "--lease", "a=" + study, "--lease", "b=" + study], capture_output=True, text=True)
+                           "--lease", "a=" + study, "--lease", "b=" + study, "--test", "c=" + study], capture_output=True, text=True)
     if done.returncode != 0:
         fail("the script failed:\n" + done.stderr)
     out = done.stdout
     n = len(errors)
-    for label, count in (("lease a", n), ("lease b", n), ("all", 2 * n)):
+    for label, count in (("lease a", n), ("lease b", n), ("all", 2 * n), ("c, 2 GPUs", n)):
         if not re.search(r"^\| %s \| %d \| [0-9.]+%% \| [+-][0-9.]+%% \| \d+ of %d \(\d+%%\) \| [0-9.]+%% \|$"
                          % (label, count, count),
                          out, re.M):
