@@ -5,12 +5,12 @@
 # the allreduce benchmark) and the same study through `mpirun --hostfile`, checks both with
 # h5py, SIGKILLs the rank on node2 of a third study and requeues the job (it must end within
 # --comm-timeout and resume to the full study, nothing lost or duplicated), and tears
-# everything down. About 125 s on 2 cores run alone, 1.5 cores busy on average (ranks polling
-# while each 2-rank step of mlp-medium crosses the 4 Gbit/s link, 20-130 ms, in its runs and
-# paired blocks; the blocks are 2 steps, their N-rank side being that much slower). It runs
-# beside other tests (PROCESSORS 1) all the same: its kill follows the
-# first stored files within a poll of 0.05 s while a later configuration runs for seconds, and
-# the killed job ends within --comm-timeout (10 s) where it takes about 3 s. Needs root,
+# everything down. About 65 s on 2 cores run alone, most of it waiting (SLURM's job start, the
+# requeue's 10 s credential expiry) with each node's processes on a core of their own
+# (cluster_lib.sh): a 2-rank step of mlp-medium crosses the 4 Gbit/s link in about 5 ms. It
+# runs beside other tests (PROCESSORS 1) all the same: its kill follows the first stored files
+# within a poll of 0.05 s while a later configuration runs for seconds, and the killed job
+# ends within --comm-timeout (10 s) where it takes about 3 s. Needs root,
 # namespaces, veth, tc, munge and slurm-wlm, and is skipped (77) with the reason where any is
 # missing.
 add_test(NAME cluster_two_nodes

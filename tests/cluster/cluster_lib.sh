@@ -29,6 +29,7 @@ CLUSTER_STATE=""
 CLUSTER_RATE=""
 cluster_pids=()       # daemons started here, in start order
 cluster_holders=()    # holder pids of node1 and node2
+cluster_cpus=()       # the CPU lists node1 and node2 own (cluster_node_cpus)
 cluster_veth=""
 
 cluster_say() { echo "[cluster] $*"; }
@@ -37,7 +38,7 @@ cluster_say() { echo "[cluster] $*"; }
 cluster_preflight() {
   if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces, veth, slurmd)"; return 1; fi
   local cmd
-  for cmd in unshare nsenter ip tc munged munge unmunge slurmctld slurmd sbatch sinfo squeue scontrol scancel srun mpirun; do
+  for cmd in unshare nsenter taskset ip tc munged munge unmunge slurmctld slurmd sbatch sinfo squeue scontrol scancel srun mpirun; do
     command -v "$cmd" >/dev/null 2>&1 || { echo "$cmd not found (Debian: apt-get install util-linux iproute2 slurm-wlm munge openmpi-bin)"; return 1; }
   done
   if ! unshare --net --uts true 2>/dev/null; then echo "cannot create network/UTS namespaces here (unshare --net --uts failed)"; return 1; fi
@@ -51,11 +52,38 @@ cluster_preflight() {
   return 0
 }
 
-# Runs CMD inside node N's network and UTS namespaces (hostname nodeN), same file system.
+# The CPUs node N owns: its half of this process's CPU mask (node1 the lower), so each node's
+# ranks size their thread pools to their own cores and the two nodes do not oversubscribe one
+# machine (2 ranks x 2 spinning intra-op threads on 2 cores made a 2-rank step 5x slower).
+# Every CPU where the mask has only one.
+cluster_node_cpus() {
+  local n="$1" cpus count half
+  mapfile -t cpus < <(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
+    awk -F- '{ last = ($2 == "" ? $1 : $2); for (c = $1; c <= last; c++) print c }')
+  count=${#cpus[@]}
+  if [ "$count" -lt 2 ]; then
+    echo "${cpus[*]}"
+    return
+  fi
+  half=$((count / 2))
+  if [ "$n" -eq 1 ]; then
+    (IFS=,; echo "${cpus[*]:0:half}")
+  else
+    (IFS=,; echo "${cpus[*]:half}")
+  fi
+}
+
+# Runs CMD inside node N's network and UTS namespaces (hostname nodeN), same file system, on
+# node N's CPUs.
 on_node() {
   local n="$1"
   shift
-  nsenter -t "${cluster_holders[$((n - 1))]}" -n -u -- "$@"
+  local cpus="${cluster_cpus[$((n - 1))]:-}"
+  if [ -n "$cpus" ]; then
+    taskset -c "$cpus" nsenter -t "${cluster_holders[$((n - 1))]}" -n -u -- "$@"
+  else
+    nsenter -t "${cluster_holders[$((n - 1))]}" -n -u -- "$@"
+  fi
 }
 
 # Pids of every process whose network namespace is node N's (the holder included).
@@ -120,6 +148,7 @@ cluster_down() {
     wait "$holder" 2>/dev/null
   done
   cluster_holders=()
+  cluster_cpus=()
   # The veth pair goes with node1's namespace; if cluster_up stopped before moving it there,
   # its root-namespace ends are deleted here.
   if [ -n "$cluster_veth" ]; then
@@ -185,6 +214,7 @@ cluster_up() {
   local rate="${1:-none}" with_slurm="${2:-slurm}" n
   CLUSTER_STATE="$(mktemp -d /tmp/ddpc.XXXXXX)" || return 1
   chmod 700 "$CLUSTER_STATE"
+  cluster_cpus=("$(cluster_node_cpus 1)" "$(cluster_node_cpus 2)")
   for n in 1 2; do
     # The holder: its own network and UTS namespaces, hostname nodeN, then sleep.
     unshare --net --uts -- sh -c "hostname node$n && exec sleep 100000" &
@@ -227,11 +257,11 @@ cluster_up() {
 # command (orted's launch line, meant for a remote login shell) inside NODE's namespaces.
 node="\$1"; shift
 case "\$node" in
-  node1) holder=${cluster_holders[0]} ;;
-  node2) holder=${cluster_holders[1]} ;;
+  node1) holder=${cluster_holders[0]} cpus=${cluster_cpus[0]} ;;
+  node2) holder=${cluster_holders[1]} cpus=${cluster_cpus[1]} ;;
   *) echo "rsh-agent: unknown node \$node" >&2; exit 255 ;;
 esac
-exec nsenter -t "\$holder" -n -u -- /bin/sh -c "\$*"
+exec taskset -c "\$cpus" nsenter -t "\$holder" -n -u -- /bin/sh -c "\$*"
 EOF
   chmod 755 "$CLUSTER_RSH_AGENT"
   export CLUSTER_HOSTFILE CLUSTER_RSH_AGENT

@@ -6,7 +6,7 @@
 #      (one rank per node, MPI backend, the 1-rank twins, the allreduce benchmark at study
 #      start), then `ddpscale report`;
 #   2. mpirun with a hostfile (no SLURM; nsenter as the rsh agent): `ddpscale info` and the
-#      the same grid with 25 steps a run (tests/specs/two-node.yaml) with --no-commbench;
+#      the same grid with 200 steps a run (tests/specs/two-node.yaml) with --no-commbench;
 # and checks: every configuration file (tests/check_study.py), hosts node1 and node2 in
 # study.h5, `info` and the report, NCCL_SOCKET_IFNAME recorded, the 1 MiB allreduce no faster
 # than the shaped link allows, the link's byte counters (tc -s) showing the traffic crossed
@@ -36,12 +36,24 @@ python="${DDPSCALE_H5PY_PYTHON:-/usr/bin/python3}"
 source "$here/cluster_lib.sh"
 # tests/specs/tiny.yaml written out (tests/check_study.py checks the grid).
 expected=(--models mlp-medium --batches 8,16 --worlds 1,2 --runs 3 --warmup 1 --steps 5 --seed 7)
-# The hostfile and kill studies: tests/specs/two-node.yaml (tiny's grid, 25 steps a run, so the
+# The hostfile and kill studies: tests/specs/two-node.yaml (tiny's grid, 200 steps a run, so the
 # kill lands mid-study), written out likewise.
 long_spec="$root/tests/specs/two-node.yaml"
-expected_long=(--models mlp-medium --batches 8,16 --worlds 1,2 --runs 3 --warmup 1 --steps 25 --seed 7)
+expected_long=(--models mlp-medium --batches 8,16 --worlds 1,2 --runs 3 --warmup 1 --steps 200 --seed 7)
 
 say() { echo "[cluster_two_nodes] $*"; }
+job_state() { on_node 1 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n 1; }
+# The state JOB ends in, polled every 0.5 s for at most SECONDS ("TIMEOUT" past them). Not
+# `sbatch --wait`, whose polls grow apart: it returned 30 s after a 10 s job had ended.
+job_end_state() {
+  local job="$1" deadline=$((SECONDS + $2)) state
+  while :; do
+    state="$(job_state "$job")"
+    case "$state" in PENDING|RUNNING|CONFIGURING|COMPLETING|"") ;; *) echo "$state"; return ;; esac
+    [ "$SECONDS" -lt "$deadline" ] || { echo TIMEOUT; return; }
+    sleep 0.5
+  done
+}
 fail() {
   say "FAIL: $*"
   cluster_show_logs
@@ -84,17 +96,17 @@ sent2_before="$(sent_bytes 2)"
 study="$work/sbatch-study"
 export DDPSCALE_BIN="$bin" NCCL_SOCKET_IFNAME="$CLUSTER_IF"
 t0=$SECONDS
-on_node 1 timeout 400 sbatch --wait --parsable -N 2 --ntasks-per-node=1 --gpus-per-node=0 --cpus-per-task=1 \
+on_node 1 sbatch --parsable -N 2 --ntasks-per-node=1 --gpus-per-node=0 --cpus-per-task=1 \
   --time=00:10:00 --job-name=ddpscale-2node --output="$CLUSTER_STATE/job-%j.out" --chdir="$root" \
   "$root/slurm/study-multinode.sbatch" "$spec" "$study" >"$CLUSTER_STATE/sbatch.out" 2>"$CLUSTER_STATE/sbatch.err"
-rc=$?
 job="$(head -n 1 "$CLUSTER_STATE/sbatch.out" | cut -d';' -f1)"
-say "sbatch --wait returned $rc after $((SECONDS - t0)) s (job ${job:-none})"
 cat "$CLUSTER_STATE/sbatch.err"
 [ -n "$job" ] || fail "sbatch did not submit the job"
+state="$(job_end_state "$job" 400)"
+say "job $job ended $state after $((SECONDS - t0)) s"
 echo "----- job $job output -----"
 cat "$CLUSTER_STATE/job-$job.out" 2>/dev/null || fail "the job wrote no output file"
-[ "$rc" -eq 0 ] || fail "job $job exited with $rc"
+[ "$state" = COMPLETED ] || fail "job $job ended $state"
 grep -q '^\[sweep\] done' "$CLUSTER_STATE/job-$job.out" || fail "job $job output has no '[sweep] done' line"
 sent1="$(( $(sent_bytes 1) - sent1_before ))"
 sent2="$(( $(sent_bytes 2) - sent2_before ))"
@@ -143,7 +155,6 @@ comm_timeout=10
 kstudy="$work/kill-study"
 config_files() { local f; for f in "$1"/*.h5; do [ -e "$f" ] && [ "${f##*/}" != study.h5 ] && echo "${f##*/}"; done | sort; }
 tmp_files() { find "$1" -name '*.tmp' 2>/dev/null | sort; }
-job_state() { on_node 1 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n 1; }
 node_ranks() {  # pids of ddpscale processes in node N's namespaces
   # Only ddpscale's processes are looked at (not every process's namespace, a readlink each:
   # seconds on a loaded machine, while the kill must land before the study ends).
