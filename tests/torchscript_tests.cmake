@@ -2,6 +2,7 @@
 # `ddpscale train` and `ddpscale models` on them; bad inputs exit 2 naming the file.
 add_executable(write_torchscript_fixture write_torchscript_fixture.cpp)
 target_link_libraries(write_torchscript_fixture PRIVATE ${TORCH_LIBRARIES})
+target_compile_options(write_torchscript_fixture PRIVATE ${DDPSCALE_TEST_CODE_OPTIMIZATION})
 # Links no library of ours, so it names the include root itself.
 target_include_directories(write_torchscript_fixture PRIVATE ${PROJECT_SOURCE_DIR})
 set(DDPSCALE_TS_DIR ${CMAKE_CURRENT_BINARY_DIR}/torchscript_files)
