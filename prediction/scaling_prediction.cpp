@@ -567,7 +567,7 @@ ScalingPrediction predict_scaling(const StudyDigest& study, const PredictOptions
     model_only.push_back(predictor.predict(pair.start, measured, {}));
     const Prediction& p = model_only.back();
     errors.push_back(pair.n_gpu->speedup_paired() ? p.speedup.point / pair.n_gpu->paired_speedup - 1
-                                                               : pair.n_gpu->step_us.mean / p.step_us.point - 1);
+                                                  : pair.n_gpu->step_us.mean / p.step_us.point - 1);
   }
   result.calibration_configurations = errors.size();
 

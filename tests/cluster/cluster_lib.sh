@@ -38,7 +38,7 @@ cluster_say() { echo "[cluster] $*"; }
 cluster_preflight() {
   if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces, veth, slurmd)"; return 1; fi
   local cmd
-  for cmd in unshare nsenter taskset ip tc munged munge unmunge slurmctld slurmd sbatch sinfo squeue scontrol scancel srun mpirun; do
+  for cmd in unshare nsenter taskset python3 ip tc munged munge unmunge slurmctld slurmd sbatch sinfo squeue scontrol scancel srun mpirun; do
     command -v "$cmd" >/dev/null 2>&1 || { echo "$cmd not found (Debian: apt-get install util-linux iproute2 slurm-wlm munge openmpi-bin)"; return 1; }
   done
   if ! unshare --net --uts true 2>/dev/null; then echo "cannot create network/UTS namespaces here (unshare --net --uts failed)"; return 1; fi
@@ -57,20 +57,12 @@ cluster_preflight() {
 # machine (2 ranks x 2 spinning intra-op threads on 2 cores made a 2-rank step 5x slower).
 # Every CPU where the mask has only one.
 cluster_node_cpus() {
-  local n="$1" cpus count half
-  mapfile -t cpus < <(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
-    awk -F- '{ last = ($2 == "" ? $1 : $2); for (c = $1; c <= last; c++) print c }')
-  count=${#cpus[@]}
-  if [ "$count" -lt 2 ]; then
-    echo "${cpus[*]}"
-    return
-  fi
-  half=$((count / 2))
-  if [ "$n" -eq 1 ]; then
-    (IFS=,; echo "${cpus[*]:0:half}")
-  else
-    (IFS=,; echo "${cpus[*]:half}")
-  fi
+  python3 -c '
+import os, sys
+cpus = sorted(os.sched_getaffinity(0))
+half = len(cpus) // 2
+mine = cpus if half == 0 else cpus[:half] if sys.argv[1] == "1" else cpus[half:]
+print(",".join(map(str, mine)))' "$1"
 }
 
 # Runs CMD inside node N's network and UTS namespaces (hostname nodeN), same file system, on

@@ -43,13 +43,14 @@ expected_long=(--models mlp-medium --batches 8,16 --worlds 1,2 --runs 3 --warmup
 
 say() { echo "[cluster_two_nodes] $*"; }
 job_state() { on_node 1 scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -n 1; }
-# The state JOB ends in, polled every 0.5 s for at most SECONDS ("TIMEOUT" past them). Not
-# `sbatch --wait`, whose polls grow apart: it returned 30 s after a 10 s job had ended.
+# The state JOB ends in, polled every 0.5 s for at most SECONDS ("TIMEOUT" past them); a
+# requeued job waiting to start again (REQUEUED) has not ended. Not `sbatch --wait`, whose
+# polls grow apart: it returned 30 s after a 10 s job had ended.
 job_end_state() {
   local job="$1" deadline=$((SECONDS + $2)) state
   while :; do
     state="$(job_state "$job")"
-    case "$state" in PENDING|RUNNING|CONFIGURING|COMPLETING|"") ;; *) echo "$state"; return ;; esac
+    case "$state" in PENDING|RUNNING|CONFIGURING|COMPLETING|REQUEUED|"") ;; *) echo "$state"; return ;; esac
     [ "$SECONDS" -lt "$deadline" ] || { echo TIMEOUT; return; }
     sleep 0.5
   done
@@ -218,12 +219,9 @@ on_node 1 scontrol requeue "$kjob" || fail "scontrol requeue $kjob failed"
 # now, as an administrator would, so the test does not wait for the scheduler's next pass.
 sleep 11
 on_node 1 scontrol update JobId="$kjob" StartTime=now >/dev/null 2>&1 || true
-while :; do
-  state="$(job_state "$kjob")"
-  case "$state" in COMPLETED) break ;; PENDING|RUNNING|COMPLETING|CONFIGURING|REQUEUED) ;; *) fail "requeued job $kjob ended $state" ;; esac
-  [ $((SECONDS - t0)) -lt 180 ] || fail "requeued job $kjob not COMPLETED after 180 s ($state)"
-  sleep 0.5
-done
+state="$(job_end_state "$kjob" $((180 - (SECONDS - t0))))"
+[ "$state" != TIMEOUT ] || fail "requeued job $kjob not COMPLETED after 180 s"
+[ "$state" = COMPLETED ] || fail "requeued job $kjob ended $state"
 say "requeued job $kjob COMPLETED $((SECONDS - t0)) s after scontrol requeue"
 echo "----- job $kjob output (killed, then requeued) -----"
 cat "$CLUSTER_STATE/job-$kjob.out"
