@@ -1,6 +1,6 @@
 #include "models/encoder_block.hpp"
 #include "models/model_registry.hpp"
-#include "models/model_shapes.hpp"
+#include "models/catalog/model_shapes.hpp"
 #include "models/relu_dropout.hpp"
 
 #include <gtest/gtest.h>

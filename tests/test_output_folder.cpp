@@ -1,7 +1,7 @@
 // An --out that cannot be a folder is refused before any work, by the file system alone
 // (process/cli_util.hpp: output_folder_refusal), with a message naming the path and a fix.
 #include "tests/temp_dir.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "results/store/run_store.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/torchscript_fixtures.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 #include "trainer/study/sweep_spec.hpp"
 #include "trainer/study/train_options.hpp"
 

@@ -2,7 +2,7 @@
 // requirements, dtype spellings, the ABBA order of --alternate-phase-timing, and what
 // --gpu-busy-steps and --gpu-kernels need, and that --take-turns is for one rank.
 #include "trainer/engine/engine_options.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 #include "trainer/study/train_options.hpp"
 
 #include <gtest/gtest.h>

@@ -2,8 +2,8 @@
 #include "comm/mpi_context.hpp"
 #include "comm/nccl_profile.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/cli/help_option.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/help_option.hpp"
+#include "trainer/command_line/cli_util.hpp"
 #include "trainer/process/heartbeat.hpp"
 #include "trainer/process/launch_prologue.hpp"
 

@@ -2,8 +2,8 @@
 // Needs no MPI and no GPU.
 #include "results/report/study_comparison.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/cli/help_option.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/help_option.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <cxxopts.hpp>
 

@@ -3,7 +3,7 @@
 // and no GPU.
 #include "results/store/pytorch_import.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/cli/help_option.hpp"
+#include "trainer/command_line/help_option.hpp"
 #include "trainer/process/system_report.hpp"
 
 #include <cxxopts.hpp>

@@ -1,6 +1,6 @@
 #include "comm/mpi_context.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/cli/help_option.hpp"
+#include "trainer/command_line/help_option.hpp"
 #include "trainer/process/system_report.hpp"
 
 #include <cxxopts.hpp>

@@ -1,7 +1,7 @@
 #include "models/model_catalog.hpp"
 #include "models/torchscript_catalog.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/cli/help_option.hpp"
+#include "trainer/command_line/help_option.hpp"
 #include "trainer/study/train_options.hpp"
 
 #include <cxxopts.hpp>

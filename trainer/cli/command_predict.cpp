@@ -5,9 +5,9 @@
 #include "prediction/prediction_report.hpp"
 #include "prediction/prediction_trust.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/cli/help_option.hpp"
+#include "trainer/command_line/help_option.hpp"
 #include "trainer/cli/predict_options.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <cxxopts.hpp>
 

@@ -1,17 +1,17 @@
 // `ddpscale report`: study folders in, report folder out. Needs no MPI and no GPU; the
 // model registry only lends its layer summaries. With --predict, the "Predicted scaling"
 // section is composed here, from prediction/ (which results/ must not depend on).
-#include "models/model_catalog.hpp"
+#include "models/catalog/builtin_models.hpp"
 #include "prediction/prediction_inputs.hpp"
 #include "prediction/prediction_report.hpp"
 #include "prediction/prediction_trust.hpp"
 #include "results/analysis/study_analysis.hpp"
 #include "results/report/report_writer.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/cli/help_option.hpp"
+#include "trainer/command_line/help_option.hpp"
 #include "trainer/cli/predict_options.hpp"
-#include "trainer/process/cli_util.hpp"
-#include "trainer/process/invocation.hpp"
+#include "trainer/command_line/cli_util.hpp"
+#include "trainer/command_line/invocation.hpp"
 
 #include <cxxopts.hpp>
 
@@ -21,11 +21,12 @@
 namespace ddpscale {
 namespace {
 
-// The registry's layer summary, when the stored count says the model was built with the
-// default options (a study with other features/vocab would otherwise be misdescribed).
+// The built-in model's layer summary, when the stored count says the model was built with
+// the default options (a study with other features/vocab would otherwise be misdescribed).
+// A study names a TorchScript model by its file's stem, which names no built-in model: "n/a".
 ModelArchitecture architecture_from_registry(const std::string& model, int64_t parameters) {
   try {
-    const ModelDescription d = describe_model(model, ModelOptions{});
+    const ModelDescription d = describe_builtin_model(model, ModelOptions{});
     if (d.parameters == parameters) return {d.layers};
     return {"non-default model options (registry default has " + std::to_string(d.parameters) + " parameters)"};
   } catch (const std::exception&) {

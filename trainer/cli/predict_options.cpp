@@ -2,7 +2,7 @@
 
 #include "prediction/interconnect_curves.hpp"
 #include "prediction/network_profiles.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -2,7 +2,7 @@
 
 #include "comm/mpi_context.hpp"
 #include "devices/gpu_info.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <ATen/Parallel.h>
 #include <sched.h>

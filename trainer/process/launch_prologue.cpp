@@ -2,11 +2,12 @@
 
 #include "comm/comm_timeout.hpp"
 #include "comm/mpi_context.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <cxxopts.hpp>
 
 #include <chrono>
+#include <cstdio>
 #ifdef DDPSCALE_CUDA
 #include "comm/nccl_communicator.hpp"
 #endif
@@ -72,6 +73,20 @@ std::unique_ptr<Communicator> make_communicator(const MpiGroup& group, const Dev
 std::unique_ptr<Communicator> make_training_communicator(const MpiGroup& group, const DeviceChoice& device) {
   if (group.size() == 1) return nullptr;
   return make_communicator(group, device);
+}
+
+bool any_rank_has_usage_error(const MpiContext& mpi, const std::string& program, const std::string& message) {
+  const FirstFailure first = first_failure(mpi.world(), !message.empty(), message);
+  if (first.rank < 0) return false;
+  // One line, from rank 0: its own message, or that of the first rank that failed.
+  if (mpi.rank() == 0) {
+    if (first.rank == 0)
+      std::fprintf(stderr, "%s: %s\n", program.c_str(), first.message.c_str());
+    else
+      std::fprintf(stderr, "%s: rank %d: %s\n", program.c_str(), first.rank, first.message.c_str());
+    std::fflush(stderr);
+  }
+  return true;
 }
 
 }  // namespace ddpscale

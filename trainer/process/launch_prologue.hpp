@@ -56,4 +56,12 @@ std::unique_ptr<Communicator> make_communicator(const MpiGroup& group, const Dev
 // communication code at all.
 std::unique_ptr<Communicator> make_training_communicator(const MpiGroup& group, const DeviceChoice& device);
 
+// The one place a subcommand's usage errors are reported once MPI is up. Every rank
+// validated the same input, but a rank may still see something else (a spec file missing
+// on one node), so the ranks agree first. Collective over the world, before any other
+// collective of the command: returns true when any rank failed, after rank 0 printed
+// "<program>: <message>" (or "<program>: rank R: <message>" for the first failed rank when
+// rank 0 itself was fine) as one line. Every rank then returns exit code 2.
+bool any_rank_has_usage_error(const MpiContext& mpi, const std::string& program, const std::string& message);
+
 }  // namespace ddpscale

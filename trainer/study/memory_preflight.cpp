@@ -1,8 +1,8 @@
 #include "trainer/study/memory_preflight.hpp"
 
 #include "comm/mpi_context.hpp"
-#include "models/model_shapes.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "models/catalog/model_shapes.hpp"
+#include "trainer/command_line/cli_util.hpp"
 #include "trainer/process/device_choice.hpp"
 
 #include <algorithm>
@@ -33,7 +33,7 @@ double mlp_floats_per_sample(int64_t parameters) {
 
 // Per time step and layer: the gates (4 LSTM, 3 GRU) and the hidden and cell states.
 double recurrent_floats_per_sample(const std::string& cell, const EngineOptions& o) {
-  RecurrentShape shape;  // the built-in lstm and gru are this shape (models/model_shapes.hpp)
+  RecurrentShape shape;  // the built-in lstm and gru are this shape (models/catalog/model_shapes.hpp)
   const int64_t seq_len = or_default(o.seq_len, shape.seq_len);
   const int64_t gates = cell == "lstm" ? 4 : 3;
   return static_cast<double>(seq_len * shape.layers * shape.hidden * (gates + 2));

@@ -7,7 +7,7 @@
 #include "results/report/report_format.hpp"
 #include "results/store/run_store.hpp"
 #include "trainer/engine/engine_options.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 #include "trainer/process/device_choice.hpp"
 #include "trainer/study/memory_preflight.hpp"
 #include "trainer/study/train_options.hpp"

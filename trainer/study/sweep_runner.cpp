@@ -11,7 +11,7 @@
 #include "results/store/text_io.hpp"
 #include "trainer/engine/initial_model.hpp"
 #include "trainer/engine/training_session.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 #include "trainer/process/device_choice.hpp"
 #include "trainer/process/launch_prologue.hpp"
 #include "trainer/process/system_report.hpp"

@@ -2,7 +2,7 @@
 
 #include "models/model_catalog.hpp"
 #include "models/torchscript_catalog.hpp"
-#include "trainer/process/cli_util.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <cctype>
 #include <cmath>

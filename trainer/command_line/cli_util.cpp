@@ -1,6 +1,4 @@
-#include "trainer/process/cli_util.hpp"
-
-#include "comm/mpi_context.hpp"
+#include "trainer/command_line/cli_util.hpp"
 
 #include <cctype>
 #include <cmath>
@@ -128,20 +126,6 @@ std::string explain_option_error(const std::exception& error, int argc, char** a
   }
   if (option.empty()) return "'" + quoted + "' is not a valid value for its option" + hint;
   return option + " '" + quoted + "' is not a valid value: expected a number" + hint;
-}
-
-bool any_rank_has_usage_error(const MpiContext& mpi, const std::string& program, const std::string& message) {
-  const FirstFailure first = first_failure(mpi.world(), !message.empty(), message);
-  if (first.rank < 0) return false;
-  // One line, from rank 0: its own message, or that of the first rank that failed.
-  if (mpi.rank() == 0) {
-    if (first.rank == 0)
-      std::fprintf(stderr, "%s: %s\n", program.c_str(), first.message.c_str());
-    else
-      std::fprintf(stderr, "%s: rank %d: %s\n", program.c_str(), first.rank, first.message.c_str());
-    std::fflush(stderr);
-  }
-  return true;
 }
 
 }  // namespace ddpscale

@@ -1,4 +1,4 @@
-#include "trainer/cli/help_option.hpp"
+#include "trainer/command_line/help_option.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "models/model_shapes.hpp"
+#include "models/catalog/model_shapes.hpp"
 
 #include <algorithm>
 #include <cmath>

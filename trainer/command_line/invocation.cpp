@@ -1,4 +1,4 @@
-#include "trainer/process/invocation.hpp"
+#include "trainer/command_line/invocation.hpp"
 
 #include <unistd.h>
 
