@@ -42,7 +42,12 @@ def tagged_processes(tag):
     return found
 
 
-def rank_processes(tag, executable="ddpscale"):
+# A rank is started as `ddpscale` and, for every command that trains, becomes `ddpscale-torch`
+# by exec (same PID): either name is a rank of the launch.
+RANK_EXECUTABLES = ("ddpscale", "ddpscale-torch")
+
+
+def rank_processes(tag, executables=RANK_EXECUTABLES):
     """World rank -> PID of the ddpscale processes of one launch (mpirun itself has no rank)."""
     ranks = {}
     for pid, env in tagged_processes(tag).items():
@@ -53,7 +58,7 @@ def rank_processes(tag, executable="ddpscale"):
             exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
         except OSError:
             continue
-        if exe == executable:
+        if exe in executables:
             ranks[int(rank)] = pid
     return ranks
 

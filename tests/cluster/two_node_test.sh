@@ -161,7 +161,8 @@ node_ranks() {  # pids of ddpscale processes in node N's namespaces
   # seconds on a loaded machine, while the kill must land before the study ends).
   local pid ns
   ns="$(readlink "/proc/${cluster_holders[$(($1 - 1))]}/ns/net" 2>/dev/null)" || return 0
-  for pid in $(pgrep -x ddpscale); do
+  # A rank starts as ddpscale and trains as ddpscale-torch (exec, same PID).
+  for pid in $(pgrep -x 'ddpscale|ddpscale-torch'); do
     [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$ns" ] && echo "$pid"
   done
 }
