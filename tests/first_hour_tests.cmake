@@ -2,13 +2,13 @@
 # the README's command lines and the report's "Commands" section as printed, the messages
 # of common mistakes with the fixes they give, and the naming rule of flags and spec keys.
 # Included from tests/CMakeLists.txt after torchscript_tests.cmake (the torchscript_files
-# fixture). readme_commands keeps both cores busy (RUN_SERIAL); the others mostly wait on
-# short launches and assert no time, so they run beside another test (tests/CMakeLists.txt).
+# fixture). They wait on short launches much of their time and assert no time, so each runs
+# beside another test (tests/CMakeLists.txt says how).
 
 add_test(NAME readme_commands
          COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_readme_commands.py ${PROJECT_SOURCE_DIR}
                  $<TARGET_FILE:ddpscale> ${DDPSCALE_TS_DIR} ${CMAKE_BINARY_DIR}/first_hour/readme)
-set_tests_properties(readme_commands PROPERTIES LABELS "mpi;study" TIMEOUT 900 RUN_SERIAL TRUE
+set_tests_properties(readme_commands PROPERTIES LABELS "mpi;study" TIMEOUT 900
                      FIXTURES_REQUIRED torchscript_files)
 
 add_test(NAME messages_name_cause_and_fix
