@@ -1,8 +1,9 @@
 // TorchScript files for the tests, written from C++ (no Python needed): an MLP of two
 // scripted submodules, a token model with a sequence axis, and broken variants.
 #pragma once
+// torch/script.h alone (modules, tensors, saving): torch/torch.h would add the C++ frontend
+// (nn, optim, data), a third more compiler time for the fixture writer.
 #include <torch/script.h>
-#include <torch/torch.h>
 
 #include <string>
 
