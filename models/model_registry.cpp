@@ -1,14 +1,9 @@
 #include "models/model_registry.hpp"
 
+#include "models/catalog/builtin_models.hpp"
 #include "models/encoder_block.hpp"
-#include "models/catalog/model_shapes.hpp"
 #include "models/relu_dropout.hpp"
 #include "models/torchscript_model.hpp"
-
-#include <algorithm>
-#include <cstring>
-#include <filesystem>
-#include <sstream>
 
 namespace ddpscale {
 namespace {
