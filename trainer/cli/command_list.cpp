@@ -1,5 +1,8 @@
 #include "trainer/cli/command_list.hpp"
 
+#include "trainer/cli/commands.hpp"
+#include "trainer/command_line/invocation.hpp"
+
 #include <csignal>
 #include <cstring>
 #include <string>
@@ -13,21 +16,19 @@ namespace {
 
 const std::vector<CommandEntry>& commands() {
   static const std::vector<CommandEntry> all = {
-      {"info", "JSON: hosts, ranks, library versions, GPUs and their links", true},
-      {"commbench", "allreduce bandwidth sweep (nccl-tests' all_reduce_perf)", true},
-      {"models", "the models: parameter counts, layers, memory", true},
-      {"train", "train one configuration data-parallel, timing every phase", true},
-      {"sweep", "run a whole study from a YAML spec into HDF5 files (resumable)", true},
-      {"study", "one model on 1 vs N ranks at some batch sizes: spec, study and report", true},
-      {"report", "study folders -> report (md, html, plots, csv, json); no MPI, no GPU", false},
-      {"compare", "two studies, configuration by configuration: changed? agree?", false},
-      {"predict", "predicted scaling to more GPUs and nodes, with intervals", false},
-      {"import-pytorch", "PyTorch DDP's runs (scripts/gpu/pytorch_ddp_reference.py) into a study, beside ddpscale's", true},
+      {"info", "JSON: hosts, ranks, library versions, GPUs and their links", nullptr},
+      {"commbench", "allreduce bandwidth sweep (nccl-tests' all_reduce_perf)", nullptr},
+      {"models", "the models: parameter counts, layers, memory", nullptr},
+      {"train", "train one configuration data-parallel, timing every phase", nullptr},
+      {"sweep", "run a whole study from a YAML spec into HDF5 files (resumable)", nullptr},
+      {"study", "one model on 1 vs N ranks at some batch sizes: spec, study and report", nullptr},
+      {"report", "study folders -> report (md, html, plots, csv, json); no MPI, no GPU", run_report_command},
+      {"compare", "two studies, configuration by configuration: changed? agree?", run_compare_command},
+      {"predict", "predicted scaling to more GPUs and nodes, with intervals", run_predict_command},
+      {"import-pytorch", "PyTorch DDP's runs (scripts/gpu/pytorch_ddp_reference.py) into a study, beside ddpscale's", nullptr},
   };
   return all;
 }
-
-}  // namespace
 
 const CommandEntry* find_command(const char* name) {
   for (const CommandEntry& c : commands())
@@ -45,6 +46,8 @@ void print_usage(std::FILE* out) {
   std::fprintf(out, "\nDocs: README.md and docs/ in the source tree.\n");
 }
 
+}  // namespace
+
 void prepare_process() {
   // Past a file-size limit (ulimit -f, a batch system's quota) the kernel sends SIGXFSZ,
   // whose default action kills the process without a word. Ignored, the write fails with
@@ -59,8 +62,20 @@ void prepare_process() {
   if (H5dont_atexit() < 0) std::fprintf(stderr, "ddpscale: warning: H5dont_atexit failed\n");
 }
 
-int run_subcommand(int (*run)(int, char**), const char* name, int argc, char** argv) {
-  std::string program = std::string("ddpscale ") + name;
+int run_command_line(int argc, char** argv, CommandRun (*libtorch_command)(const char* name, char** argv)) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_usage(stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const CommandEntry* command = find_command(argv[1]);
+  if (!command) {
+    std::fprintf(stderr, "ddpscale: unknown command '%s'\n\n", argv[1]);
+    print_usage(stderr);
+    return 2;
+  }
+  remember_program_path(argv[0]);
+  const CommandRun run = command->run_without_libtorch ? command->run_without_libtorch : libtorch_command(command->name, argv);
+  std::string program = std::string("ddpscale ") + command->name;
   std::vector<char*> args(argv + 1, argv + argc);
   args[0] = program.data();
   // argv[argc] must be NULL: started without mpirun, OpenMPI's MPI_Init walks argv to the

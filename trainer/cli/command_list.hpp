@@ -3,26 +3,27 @@
 // run in it and start in milliseconds; every other command loads LibTorch, so `ddpscale`
 // hands it to `ddpscale-torch` beside it (exec, same process, same arguments).
 #pragma once
-#include <cstdio>
 
 namespace ddpscale {
+
+using CommandRun = int (*)(int argc, char** argv);
 
 struct CommandEntry {
   const char* name;
   const char* summary;
-  bool loads_libtorch;  // run by ddpscale-torch; the others by ddpscale itself
+  // report, compare, predict: run by either program. Null: the command loads LibTorch and
+  // runs in ddpscale-torch only.
+  CommandRun run_without_libtorch;
 };
-
-// In --help's order; null for an unknown name.
-const CommandEntry* find_command(const char* name);
-void print_usage(std::FILE* out);
 
 // What every ddpscale process does before anything else (signals, HDF5's exit-time clean-up).
 void prepare_process();
 
-// Runs `run` on main's arguments after the command name, with argv[0] renamed "ddpscale
-// <name>" (the help texts' program) and the NULL argv[argc] that OpenMPI's singleton start
-// relies on.
-int run_subcommand(int (*run)(int, char**), const char* name, int argc, char** argv);
+// main() of both programs after --version: the usage on --help (or no command), an unknown
+// command refused, and the command argv[1] names run with argv[0] renamed "ddpscale <name>"
+// (the help texts' program) and the NULL argv[argc] that OpenMPI's singleton start relies
+// on. A command that loads LibTorch is run by `libtorch_command`, which returns its run
+// function (ddpscale-torch) or does not return (ddpscale hands it over). Returns the exit code.
+int run_command_line(int argc, char** argv, CommandRun (*libtorch_command)(const char* name, char** argv));
 
 }  // namespace ddpscale

@@ -12,23 +12,19 @@
 
 #include "trainer/cli/command_list.hpp"
 #include "trainer/cli/commands.hpp"
-#include "trainer/command_line/invocation.hpp"
 #include "trainer/process/system_report.hpp"
 
 namespace {
 
-using Run = int (*)(int, char**);
-
-Run command_run(const std::string& name) {
-  static const std::map<std::string, Run> runs = {
-      {"info", ddpscale::run_info_command},       {"commbench", ddpscale::run_commbench_command},
-      {"models", ddpscale::run_models_command},   {"train", ddpscale::run_train_command},
-      {"sweep", ddpscale::run_sweep_command},     {"study", ddpscale::run_study_command},
-      {"report", ddpscale::run_report_command},   {"compare", ddpscale::run_compare_command},
-      {"predict", ddpscale::run_predict_command}, {"import-pytorch", ddpscale::run_import_pytorch_command},
+// command_list.cpp names each command; a command it gives no LibTorch-free run is one of these.
+ddpscale::CommandRun libtorch_command(const char* name, char**) {
+  static const std::map<std::string, ddpscale::CommandRun> runs = {
+      {"info", ddpscale::run_info_command},     {"commbench", ddpscale::run_commbench_command},
+      {"models", ddpscale::run_models_command}, {"train", ddpscale::run_train_command},
+      {"sweep", ddpscale::run_sweep_command},   {"study", ddpscale::run_study_command},
+      {"import-pytorch", ddpscale::run_import_pytorch_command},
   };
-  const auto found = runs.find(name);
-  return found == runs.end() ? nullptr : found->second;
+  return runs.at(name);
 }
 
 // glibc's malloc starts by serving blocks of 128 KiB and up with mmap and returning freed
@@ -56,16 +52,5 @@ int main(int argc, char** argv) {
     std::printf("ddpscale %s (commit %s)\n", ddpscale::build_version().c_str(), ddpscale::build_git_commit().c_str());
     return 0;
   }
-  ddpscale::remember_program_path(argv[0]);
-  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
-    ddpscale::print_usage(stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  const ddpscale::CommandEntry* command = ddpscale::find_command(argv[1]);
-  if (!command) {
-    std::fprintf(stderr, "ddpscale: unknown command '%s'\n\n", argv[1]);
-    ddpscale::print_usage(stderr);
-    return 2;
-  }
-  return ddpscale::run_subcommand(command_run(command->name), command->name, argc, argv);
+  return ddpscale::run_command_line(argc, argv, libtorch_command);
 }

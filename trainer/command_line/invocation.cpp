@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <stdexcept>
 
 namespace ddpscale {
 namespace {
@@ -68,6 +71,13 @@ std::string joined_quoted(const std::vector<std::string>& words) {
 }
 
 }  // namespace
+
+std::string this_executable() {
+  char path[4096];
+  const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0) throw std::runtime_error(std::string("readlink(/proc/self/exe) failed: ") + std::strerror(errno));
+  return std::string(path, static_cast<size_t>(length));
+}
 
 void remember_program_path(const std::string& path) { program_path() = path; }
 

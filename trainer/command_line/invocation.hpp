@@ -10,6 +10,10 @@ namespace ddpscale {
 
 class MpiContext;
 
+// The absolute path of this process's executable (/proc/self/exe), however it was named on
+// the command line. Throws std::runtime_error naming the cause when it cannot be read.
+std::string this_executable();
+
 // main() hands over its argv[0] before it renames it "ddpscale <command>" for the help texts.
 void remember_program_path(const std::string& path);
 

@@ -2,6 +2,7 @@
 
 #include "comm/check.hpp"
 #include "comm/mpi_context.hpp"
+#include "trainer/command_line/invocation.hpp"
 #include "trainer/study/stop_signals.hpp"
 #include "trainer/study/sweep_options.hpp"
 
@@ -18,10 +19,8 @@
 #include <boost/process/search_path.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -82,13 +81,6 @@ bool spans_several_hosts(const std::vector<std::string>& rank_hosts) {
   for (const std::string& host : rank_hosts)
     if (host != rank_hosts.front()) return true;
   return false;
-}
-
-std::string this_executable() {
-  char path[4096];
-  const ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0) throw std::runtime_error(std::string("readlink(/proc/self/exe) failed: ") + std::strerror(errno));
-  return std::string(path, static_cast<size_t>(length));
 }
 
 // The launch under way (rank 0 only), for the signal handler: SIGINT or SIGTERM to the driver
