@@ -8,14 +8,14 @@
 # everything down. About 65 s on 2 cores run alone, most of it waiting (SLURM's job start, the
 # requeue's 10 s credential expiry) with each node's processes on a core of their own
 # (cluster_lib.sh): a 2-rank step of mlp-medium crosses the 4 Gbit/s link in about 5 ms. It
-# runs beside other tests (PROCESSORS 1) all the same: its kill follows the first stored files
-# within a poll of 0.05 s while a later configuration runs for seconds, and the killed job
-# ends within --comm-timeout (10 s) where it takes about 3 s. Needs root,
-# namespaces, veth, tc, munge and slurm-wlm, and is skipped (77) with the reason where any is
-# missing.
+# runs beside another test all the same (never beside slurm_study, whose daemons have the same
+# names): its kill follows the first stored files within a poll of 0.05 s while a later
+# configuration runs for seconds, and the killed job ends within --comm-timeout (10 s) where
+# it takes about 3 s. Needs root, namespaces, veth, tc, munge and slurm-wlm, and is skipped
+# (77) with the reason where any is missing.
 add_test(NAME cluster_two_nodes
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cluster/two_node_test.sh $<TARGET_FILE:ddpscale>
                  ${CMAKE_BINARY_DIR}/studies/cluster)
 set_tests_properties(cluster_two_nodes PROPERTIES LABELS "cluster;slurm"
                      ENVIRONMENT "DDPSCALE_H5PY_PYTHON=${DDPSCALE_H5PY_PYTHON}"
-                     TIMEOUT 600 PROCESSORS 1 SKIP_RETURN_CODE 77)
+                     TIMEOUT 600 SKIP_RETURN_CODE 77)

@@ -53,7 +53,7 @@ set(ddpscale_interconnects ${PROJECT_SOURCE_DIR}/experiments/interconnects.yaml)
 add_test(NAME predict_one_gpu_study_sweep
          COMMAND sh -c "rm -rf ${ddpscale_one_gpu} && $<TARGET_FILE:ddpscale> sweep ${CMAKE_CURRENT_SOURCE_DIR}/specs/one-gpu.yaml --out ${ddpscale_one_gpu}")
 set_tests_properties(predict_one_gpu_study_sweep PROPERTIES LABELS "study;predict" FIXTURES_SETUP one_gpu_study
-                     TIMEOUT 300 RUN_SERIAL TRUE ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+                     TIMEOUT 300 ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 add_test(NAME predict_one_gpu_named_curve
          COMMAND sh -c "set -e; rm -rf ${ddpscale_one_gpu}-named
 $<TARGET_FILE:ddpscale> predict ${ddpscale_one_gpu} --gpus 2,4,8 --allreduce h100-nvlink-2gpu --interconnects ${ddpscale_interconnects} --draws 500 --no-plots --out ${ddpscale_one_gpu}-named

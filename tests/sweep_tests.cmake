@@ -1,7 +1,7 @@
 # Whole studies through `ddpscale sweep` on 2 ranks (README.md's quick study among them), and SLURM.
 # Included from tests/CMakeLists.txt, after run_store_outside_tools.cmake (which defines
-# DDPSCALE_H5PY_PYTHON). Each test runs alone (RUN_SERIAL): they time real training and
-# use both cores. Skipped (77) where h5py or SLURM is missing, never silently passed.
+# DDPSCALE_H5PY_PYTHON). Which of them run alone and which beside another test: the end of
+# tests/CMakeLists.txt. Skipped (77) where h5py or SLURM is missing, never silently passed.
 set(ddpscale_studies_dir ${CMAKE_BINARY_DIR}/studies)
 set(ddpscale_sweep_env DDPSCALE_H5PY_PYTHON=${DDPSCALE_H5PY_PYTHON})
 
@@ -11,7 +11,7 @@ add_test(NAME sweep_quick_study
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/quick_study_test.sh $<TARGET_FILE:ddpscale>
                  ${ddpscale_studies_dir}/quick -- ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_quick_study PROPERTIES LABELS "mpi;study" FIXTURES_SETUP quick_study
-                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 SKIP_RETURN_CODE 77)
 
 # SIGKILL to mpirun mid-sweep, --resume, and the result equals an uninterrupted sweep;
 # an existing study without --resume/--overwrite is refused (tests/specs/tiny.yaml).
@@ -19,7 +19,7 @@ add_test(NAME sweep_kill_resume
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/kill_resume_test.sh $<TARGET_FILE:ddpscale>
                  ${ddpscale_studies_dir}/kill_resume -- ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_kill_resume PROPERTIES LABELS "mpi;study"
-                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 600 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 600 SKIP_RETURN_CODE 77)
 
 # The kill-and-resume soak, shortened: 3 random kills + resumes, without the allreduce benchmark
 # (15 s of start-up per launch on CPU). The full soak, benchmark included, is
@@ -28,14 +28,14 @@ add_test(NAME sweep_soak_kill_resume
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/soak_kill_resume.sh 3 --no-commbench --bin $<TARGET_FILE:ddpscale>
                  --work ${ddpscale_studies_dir}/soak -- ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_soak_kill_resume PROPERTIES LABELS "mpi;study"
-                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 SKIP_RETURN_CODE 77)
 
 # interleave_runs: twins alternate run by run (A B B A), read back from the runs' start times.
 add_test(NAME sweep_interleave
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/interleave_test.sh $<TARGET_FILE:ddpscale>
                  ${ddpscale_studies_dir}/interleave -- ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_interleave PROPERTIES LABELS "mpi;study"
-                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # The paired design on 3 ranks for twins of 1 and 2: the third rank waits out the blocks.
 add_test(NAME sweep_paired_spare_rank
@@ -50,7 +50,7 @@ add_test(NAME sweep_launches
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launches_test.sh $<TARGET_FILE:ddpscale>
                  ${ddpscale_studies_dir}/launches -- ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_launches PROPERTIES LABELS "mpi;study"
-                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # target_half_width: the driver skips a launch no comparison needs and runs one that some
 # comparison needs, on launches whose agreement the test sets (h5py).
@@ -58,7 +58,7 @@ add_test(NAME sweep_launches_precise
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/launches_precise_test.sh $<TARGET_FILE:ddpscale>
                  ${ddpscale_studies_dir}/launches-precise -- ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_launches_precise PROPERTIES LABELS "mpi;study"
-                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # Per-layer gradient timing: a 2-rank sweep of mlp-medium on 1 and 2 ranks
 # (tests/specs/gradient-timing.yaml) writes /gradient_timing into each configuration file:
@@ -75,7 +75,7 @@ rm -rf "$out" && mkdir -p "$(dirname "$out")"
                  ${ddpscale_studies_dir}/gradient-timing ${CMAKE_CURRENT_SOURCE_DIR}/check_gradient_timing.py
                  ${DDPSCALE_MPIRUN})
 set_tests_properties(sweep_gradient_timing PROPERTIES LABELS "mpi;study" ENVIRONMENT "${ddpscale_sweep_env}"
-                     TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # A progress line at least every heartbeat interval: a configuration that runs longer is
 # named while it runs, before its stored line. The interval is injected
@@ -101,14 +101,14 @@ grep '^[0-9.]* \[sweep\] ' "$out.log" |
   awk '{ if (NR > 1 && $1 - last > 1.0) { printf "gap of %.3f s before: %s\n", $1 - last, $0; bad = 1 } last = $1 } END { exit bad }'
 ]=] sweep_heartbeat $<TARGET_FILE:ddpscale> ${CMAKE_CURRENT_SOURCE_DIR}/specs/heartbeat.yaml
                  ${ddpscale_studies_dir}/heartbeat ${DDPSCALE_MPIRUN})
-set_tests_properties(sweep_heartbeat PROPERTIES LABELS "mpi;study" TIMEOUT 300 RUN_SERIAL TRUE
+set_tests_properties(sweep_heartbeat PROPERTIES LABELS "mpi;study" TIMEOUT 300
                      ENVIRONMENT "${ddpscale_sweep_env};DDPSCALE_HEARTBEAT_SECONDS=0.5")
 
 # The progress estimate against the time really left, on the quick study's stamped progress
 # lines (four launches, each its runs and a window of paired blocks), and --dry-run's
 # estimated total, started without mpirun, from the study it stored, against the time it
-# took (tests/eta_test.sh). Reads what sweep_quick_study measured alone (RUN_SERIAL) and
-# times nothing itself.
+# took (tests/eta_test.sh). Reads what sweep_quick_study measured alone (RUN_SERIAL, at the
+# end of tests/CMakeLists.txt) and times nothing itself.
 add_test(NAME sweep_eta_accuracy
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/eta_test.sh $<TARGET_FILE:ddpscale> ${PROJECT_SOURCE_DIR}/experiments/quick.yaml
                  ${ddpscale_studies_dir}/quick 32 8)
@@ -140,7 +140,7 @@ add_test(NAME slurm_study
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/slurm_study_test.sh $<TARGET_FILE:ddpscale>
                  ${ddpscale_studies_dir}/slurm)
 set_tests_properties(slurm_study PROPERTIES LABELS slurm
-                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)
+                     ENVIRONMENT "${ddpscale_sweep_env}" TIMEOUT 900 SKIP_RETURN_CODE 77)
 
 # The shipped specs parse, validate and expand to the grids experiments/README.md describes
 # (--dry-run trains nothing; --probe-seconds 0: no step timed for an estimate): quick 2x2x2, seed study 4x5x2 + 6x2, reference 2x5x2,
