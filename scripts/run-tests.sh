@@ -4,6 +4,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$DDPSCALE_ROOT/scripts/setup.sh"
 cd "$BUILD_DIR"
-# Side by side, one test per core: the MPI tests claim both cores (PROCESSORS 2) and the
-# timing tests run alone (RUN_SERIAL), tests/CMakeLists.txt says which.
+# Side by side, one test per core, 2-rank tests included; the tests whose assertions rest on
+# timing run alone (RUN_SERIAL): the end of tests/CMakeLists.txt says which, and why.
 ctest --output-on-failure --timeout 900 -j "$JOBS" "$@"

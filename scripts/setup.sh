@@ -41,7 +41,11 @@ install_missing_packages() {
   log "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # dpkg syncs every file it unpacks to disk, and unpacking, not the download, is most of a
+  # fresh machine's install (about 550 packages: 569 MB fetched in 30 s, minutes unpacked).
+  # force-unsafe-io leaves the syncs to the kernel, as Debian's own container images do; a
+  # power cut mid-install would mean running this again.
+  apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
 }
 
 if [ "$DDPSCALE_MODE" = cpu ]; then

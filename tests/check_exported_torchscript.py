@@ -313,6 +313,8 @@ runs: 2
 warmup: 1
 steps: 3
 optimizer: adam
+# Paired blocks at their least (3 rounds): this check reads parameter counts and runs, not speedups.
+paired_seconds: 0.2
 """
 
 
