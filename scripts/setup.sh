@@ -1,33 +1,46 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian/Ubuntu apt, as root) and builds ddpscale (Release).
 # On the GPU machine nothing is installed: everything is there and nothing can be fetched.
-#   bash scripts/setup.sh              builds every target, the tests included
-#   bash scripts/setup.sh ddpscale     builds only the targets named (scripts/run-main.sh: the
-#                                      one binary it runs, without the test executables)
+#   bash scripts/setup.sh              what the tests need too, and every target, the tests included
+#   bash scripts/setup.sh ddpscale     only what building and running ddpscale needs, and only the
+#                                      targets named (scripts/run-main.sh: the one binary it runs)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-DEBIAN_PACKAGES=(build-essential cmake ninja-build git pkg-config
-  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+# What building ddpscale and running a study and its report need. libgtest-dev because the
+# build's configuration includes tests/ (DDPSCALE_BUILD_TESTS).
+BUILD_PACKAGES=(build-essential cmake ninja-build git pkg-config
+  libtorch-dev libopenmpi-dev openmpi-bin libhdf5-dev
   libcxxopts-dev libeigen3-dev libgtest-dev libyaml-cpp-dev libboost-math-dev libssl-dev
-  python3 python3-h5py python3-numpy gnuplot-nox slurm-wlm munge procps)
-DEBIAN_PACKAGES+=(python3-scipy chromium)
-# tests/check_prediction.py and scripts/check-one-gpu-prediction.py read and write the
-# node_sharing blocks of interconnects files.
-DEBIAN_PACKAGES+=(python3-yaml)
+  gnuplot-nox procps)
 # Debian's libtorch takes its BLAS from the libblas.so.3 alternative, which is the netlib
 # reference BLAS unless an optimised one is installed: a 512x128x384 matrix product took
 # 21.6 ms there and 0.76 ms with OpenBLAS. Serial, because every rank is its own process.
-DEBIAN_PACKAGES+=(libopenblas0-serial)
+BUILD_PACKAGES+=(libopenblas0-serial)
+# The JSON files results/ writes (nlohmann-json), and gnuplot and a study's launches run through
+# Boost.Process, whose search_path needs Boost.Filesystem's library with Debian 12's Boost 1.74.
+BUILD_PACKAGES+=(nlohmann-json3-dev libboost-dev libboost-filesystem-dev)
+
+# What only the tests use: 117 more packages, a third of the bytes (chromium alone 340 MB
+# unpacked), which scripts/run-main.sh does without.
+TEST_PACKAGES=(hdf5-tools python3 python3-h5py python3-numpy slurm-wlm munge)
+# tests/check_report_html.sh renders the report headless; the statistics checks use SciPy.
+TEST_PACKAGES+=(python3-scipy chromium)
+# tests/check_prediction.py and scripts/check-one-gpu-prediction.py read and write the
+# node_sharing blocks of interconnects files.
+TEST_PACKAGES+=(python3-yaml)
 # The two-node cluster test (tests/cluster/): veth pairs and tc shaping come from iproute2,
 # which minimal Debian images leave out.
-DEBIAN_PACKAGES+=(iproute2)
+TEST_PACKAGES+=(iproute2)
 # scripts/export_model.py and the tests of the TorchScript files it writes (torchscript_tests.cmake):
 # PyTorch 1.13, the version of Debian's libtorch-dev, so LibTorch loads what it writes.
 # Measured on the CPU machine: 25 packages, 17.9 MB, 26 s of apt-get install.
-DEBIAN_PACKAGES+=(python3-torch python3-torchvision)
-# The JSON files results/ writes (nlohmann-json), and gnuplot and a study's launches run through
-# Boost.Process, whose search_path needs Boost.Filesystem's library with Debian 12's Boost 1.74.
-DEBIAN_PACKAGES+=(nlohmann-json3-dev libboost-dev libboost-filesystem-dev)
+TEST_PACKAGES+=(python3-torch python3-torchvision)
+
+if [ $# -gt 0 ]; then
+  DEBIAN_PACKAGES=("${BUILD_PACKAGES[@]}")
+else
+  DEBIAN_PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+fi
 
 install_missing_packages() {
   local missing=()

@@ -4,6 +4,7 @@
 add_executable(write_sample_store write_sample_store.cpp)
 target_link_libraries(write_sample_store PRIVATE ddpscale_results ${HDF5_C_LIBRARIES})
 target_include_directories(write_sample_store PRIVATE ${HDF5_INCLUDE_DIRS})
+ddpscale_untimed_code(write_sample_store)
 # Building the store test builds the sample writer, so `ctest -R run_store` finds it.
 add_dependencies(test_run_store write_sample_store)
 

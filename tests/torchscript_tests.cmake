@@ -2,7 +2,7 @@
 # `ddpscale train` and `ddpscale models` on them; bad inputs exit 2 naming the file.
 add_executable(write_torchscript_fixture write_torchscript_fixture.cpp)
 target_link_libraries(write_torchscript_fixture PRIVATE ${TORCH_LIBRARIES})
-target_compile_options(write_torchscript_fixture PRIVATE ${DDPSCALE_TEST_CODE_OPTIMIZATION})
+ddpscale_untimed_code(write_torchscript_fixture)
 # Links no library of ours, so it names the include root itself.
 target_include_directories(write_torchscript_fixture PRIVATE ${PROJECT_SOURCE_DIR})
 set(DDPSCALE_TS_DIR ${CMAKE_CURRENT_BINARY_DIR}/torchscript_files)
@@ -53,12 +53,15 @@ if(NOT DEFINED DDPSCALE_TORCH_PYTHON)
       endif()
     endif()
   endforeach()
-  if(NOT ddpscale_torch_python)
-    set(ddpscale_torch_python python3)
+  # Only a Python with torch is kept in the cache: without one, the next configure looks
+  # again (scripts/run-main.sh configures before scripts/run-tests.sh installs python3-torch).
+  if(ddpscale_torch_python)
+    set(DDPSCALE_TORCH_PYTHON "${ddpscale_torch_python}" CACHE FILEPATH "Python interpreter that has torch (and torchvision)")
+  else()
+    set(DDPSCALE_TORCH_PYTHON python3)
     message(STATUS "No Python with torch: the export-script tests will report themselves skipped "
                    "(apt-get install python3-torch python3-torchvision)")
   endif()
-  set(DDPSCALE_TORCH_PYTHON "${ddpscale_torch_python}" CACHE FILEPATH "Python interpreter that has torch (and torchvision)")
 endif()
 
 add_executable(torchscript_float64_steps torchscript_float64_steps.cpp)
