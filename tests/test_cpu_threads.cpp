@@ -1,5 +1,6 @@
 // CPU ranks size LibTorch's intra-op threads from the CPU mask they were given
 // (process/device_choice.hpp), not from the machine's core count, with the mask injected.
+// OpenBLAS takes the same count.
 #include "trainer/process/device_choice.hpp"
 
 #include <gtest/gtest.h>
@@ -30,6 +31,14 @@ TEST(CpuThreads, RanksOfANodeDivideTheMask) {
   EXPECT_EQ(intra_op_threads(mask_of({0, 1}), 2), 1);
   EXPECT_EQ(intra_op_threads(mask_of({0, 1, 2, 3, 4, 5, 6, 7}), 2), 4);
   EXPECT_EQ(intra_op_threads(mask_of({0, 1, 2}), 2), 1);  // rounded down: never more threads than cores
+}
+
+// OpenBLAS (Debian's libtorch's BLAS) takes the count share_cpu_cores gives it. With its
+// pthread build the default is a thread per core of the machine; the serial build has one.
+TEST(CpuThreads, OpenBlasTakesTheThreadCountGiven) {
+  if (blas_threads() < 0) GTEST_SKIP() << "LibTorch's BLAS here is not OpenBLAS";
+  set_blas_threads(1);
+  EXPECT_EQ(blas_threads(), 1);
 }
 
 TEST(CpuThreads, NeverFewerThanOne) {

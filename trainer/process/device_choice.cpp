@@ -5,6 +5,7 @@
 #include "trainer/command_line/cli_util.hpp"
 
 #include <ATen/Parallel.h>
+#include <dlfcn.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -61,9 +62,27 @@ int intra_op_threads(const cpu_set_t& mask, int ranks_on_node) {
   return std::max(1, CPU_COUNT(&mask) / std::max(1, ranks_on_node));
 }
 
+// OpenBLAS's entry points, looked up in the libraries loaded with LibTorch: null where its
+// BLAS is another (MKL, the reference BLAS).
+template <typename Function>
+Function openblas_function(const char* name) {
+  return reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, name));
+}
+
+int blas_threads() {
+  const auto get = openblas_function<int (*)()>("openblas_get_num_threads");
+  return get ? get() : -1;
+}
+
+void set_blas_threads(int threads) {
+  if (const auto set = openblas_function<void (*)(int)>("openblas_set_num_threads")) set(threads);
+}
+
 void share_cpu_cores(const MpiContext& mpi, const DeviceChoice& device) {
   if (device.cuda) return;
-  at::set_num_threads(intra_op_threads(cpu_mask_of_this_process(), mpi.local_size()));
+  const int threads = intra_op_threads(cpu_mask_of_this_process(), mpi.local_size());
+  at::set_num_threads(threads);
+  set_blas_threads(threads);
 }
 
 }  // namespace ddpscale

@@ -27,7 +27,18 @@ DeviceChoice choose_device(const MpiContext& mpi, const std::string& requested, 
 // those of the process's CPU mask (taskset, mpirun --bind-to, a cpuset), not the machine's:
 // a rank pinned to one core that ran as many threads as the machine has cores spent its
 // steps switching between them.
+// The same count goes to OpenBLAS where it is LibTorch's BLAS (Debian's libtorch takes it from
+// the libblas.so.3 alternative), which at::set_num_threads in LibTorch 1.13 does not reach:
+// OpenBLAS's pthread build, which Debian's SciPy installs and which then wins the alternative,
+// otherwise starts a thread per core of the machine in every rank: 4 busy threads on 2 cores
+// for 2 ranks (tests/kill_resume_test.sh on 2 cores: 37-43 CPU-seconds so, 26 with one BLAS
+// thread a rank).
 void share_cpu_cores(const MpiContext& mpi, const DeviceChoice& device);
+
+// OpenBLAS's thread count, -1 where LibTorch's BLAS is not OpenBLAS; and setting it (nothing
+// where it is not OpenBLAS).
+int blas_threads();
+void set_blas_threads(int threads);
 
 // This process's CPU mask (sched_getaffinity); every core of the machine where it cannot be read.
 cpu_set_t cpu_mask_of_this_process();
