@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian/Ubuntu apt, as root) and builds ddpscale (Release).
 # On the GPU machine nothing is installed: everything is there and nothing can be fetched.
-#   bash scripts/setup.sh              what the tests need too (installed while the build runs),
-#                                      and every target, the tests included
+#   bash scripts/setup.sh              what the tests need too, and every target, the tests included
 #   bash scripts/setup.sh ddpscale     only what building and running ddpscale needs, and only the
 #                                      targets named (scripts/run-main.sh: the one binary it runs)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -37,25 +36,29 @@ TEST_PACKAGES+=(iproute2)
 # Measured on the CPU machine: 25 packages, 17.9 MB, 26 s of apt-get install.
 TEST_PACKAGES+=(python3-torch python3-torchvision)
 
-# missing_packages PKG...: those of PKG not installed.
-missing_packages() {
-  local pkg
-  for pkg in "$@"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
-  done
+if [ $# -gt 0 ]; then
+  DEBIAN_PACKAGES=("${BUILD_PACKAGES[@]}")
+else
+  DEBIAN_PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+fi
+
+# Package lists fetched in the last hour (run-tests.sh after run-main.sh) are not fetched again.
+package_lists_are_fresh() {
+  find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null | grep -q .
 }
 
-# install_packages PKG...: apt-get install of those missing.
-install_packages() {
-  local missing
-  mapfile -t missing < <(missing_packages "$@")
+install_missing_packages() {
+  local missing=()
+  for pkg in "${DEBIAN_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
   if [ ${#missing[@]} -eq 0 ]; then
     log "all Debian packages present"
     return
   fi
   log "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
+  package_lists_are_fresh || apt-get update -q
   # dpkg syncs every file it unpacks to disk, and unpacking, not the download, is most of a
   # fresh machine's install (556 packages: 569 MB fetched in 30 s, 2 min 33 s in all with this
   # option). force-unsafe-io leaves the syncs to the kernel, as Docker's Debian images do; a
@@ -63,36 +66,11 @@ install_packages() {
   apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-unsafe-io "${missing[@]}"
 }
 
-# The test packages install while the build compiles: the build needs none of them, and
-# their download and unpacking (52 s on a 2-core machine) would otherwise come before it.
-test_packages_pid=""
-test_packages_log="$BUILD_DIR.test-packages.log"
-wait_for_test_packages() {
-  [ -n "$test_packages_pid" ] || return 0
-  local pid=$test_packages_pid status=0
-  test_packages_pid=""
-  wait "$pid" || status=$?
-  if [ "$status" -ne 0 ]; then
-    tail -n 30 "$test_packages_log" >&2
-    log "installing the test packages failed (exit $status; $test_packages_log)"
-    return "$status"
-  fi
-  log "test packages installed ($test_packages_log)"
-}
-# Never left running on an early exit: a dpkg stopped halfway leaves the system for apt to repair.
-trap 'wait_for_test_packages || true' EXIT
-
 if [ "$DDPSCALE_MODE" = cpu ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
     log "no apt-get: install the packages listed in scripts/setup.sh by hand"
   else
-    install_packages "${BUILD_PACKAGES[@]}"
-    if [ $# -eq 0 ] && [ -n "$(missing_packages "${TEST_PACKAGES[@]}")" ]; then
-      mkdir -p "$(dirname "$BUILD_DIR")"
-      log "installing the test packages while the build runs ($test_packages_log)"
-      install_packages "${TEST_PACKAGES[@]}" >"$test_packages_log" 2>&1 &
-      test_packages_pid=$!
-    fi
+    install_missing_packages
   fi
 else
   log "GPU machine: using the installed PyTorch's LibTorch ($CMAKE_PREFIX_PATH), no apt"
@@ -105,19 +83,10 @@ extra=()
 # More cache settings, e.g. DDPSCALE_CMAKE_ARGS="-DDDPSCALE_CUDA_GRAPHS=ON".
 read -r -a more_args <<<"${DDPSCALE_CMAKE_ARGS:-}"
 extra+=("${more_args[@]}")
-configure() {
-  log "configuring $BUILD_DIR ($DDPSCALE_MODE build)"
-  cmake -S "$DDPSCALE_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >"$BUILD_DIR.configure.log" 2>&1 ||
-    { cat "$BUILD_DIR.configure.log"; exit 1; }
-}
-configure
+log "configuring $BUILD_DIR ($DDPSCALE_MODE build)"
+cmake -S "$DDPSCALE_ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >"$BUILD_DIR.configure.log" 2>&1 ||
+  { cat "$BUILD_DIR.configure.log"; exit 1; }
 targets=()
 [ $# -gt 0 ] && targets=(--target "$@")
 log "building ${*:-every target} with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"
-if [ -n "$test_packages_pid" ]; then
-  wait_for_test_packages
-  # Again, now that they are there: the tests' configuration looks for Python with torch
-  # and for h5dump (tests/torchscript_tests.cmake, tests/run_store_outside_tools.cmake).
-  configure
-fi
