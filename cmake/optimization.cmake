@@ -8,7 +8,8 @@
 # Everything else runs before, between or after the timed steps: the command line, the
 # process prologue, the study's planning and launching, the run store, statistics, reports,
 # prediction, and the tests' own code. It compiles at -O1, about half the compiler time of
-# -O3 (results/report's larger combined file: 29 s at -O2, 15 s at -O1, alone on 2 cores),
+# -O3 (results/report's larger combined file: 38 s at -O3 beside another compile; alone, 29 s
+# at -O2 and 15 s at -O1),
 # never changes a timed step, and wrote the quick study's report byte for byte the same in
 # the same 0.7 s. The `ddpscale` target on 2 cores: 3 min 13 s (368 core-s) all at -O3,
 # 2 min 44 s (299 core-s) so. Floating point is IEEE at either level (no -ffast-math).
